@@ -1,0 +1,34 @@
+"""Anchor engine: rulesets, boards, KWG lexica, scoring, validation and move generation."""
+
+from .board import ACROSS, DOWN, Board
+from .errors import AnchorError, InputError, LexiconError, RulesetError
+from .lexicon import BuildReport, Lexicon
+from .notation import Play, Position, parse_cgp, parse_play, parse_rack
+from .rules import Ruleset
+from .scoring import Score, TileScore, Validation, WordScore, score_play, validate_play
+from .solver import Solver
+
+__all__ = [
+    "ACROSS",
+    "DOWN",
+    "AnchorError",
+    "Board",
+    "BuildReport",
+    "InputError",
+    "Lexicon",
+    "LexiconError",
+    "Play",
+    "Position",
+    "Ruleset",
+    "RulesetError",
+    "Score",
+    "Solver",
+    "TileScore",
+    "Validation",
+    "WordScore",
+    "parse_cgp",
+    "parse_play",
+    "parse_rack",
+    "score_play",
+    "validate_play",
+]

@@ -1,0 +1,19 @@
+"""Exceptions of the engine. Every message names what is wrong so a user can fix it."""
+
+from __future__ import annotations
+
+
+class AnchorError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class RulesetError(AnchorError, ValueError):
+    """A ruleset file or name is unusable (missing field, bad grid, wrong totals...)."""
+
+
+class InputError(AnchorError, ValueError):
+    """Malformed user input: a board, a rack, a coordinate, a play, a CGP or GCG text."""
+
+
+class LexiconError(AnchorError, ValueError):
+    """A lexicon cannot be built or a KWG file is truncated, corrupt or foreign."""

@@ -1,0 +1,207 @@
+"""GCG game records: parse the variants found in the wild and replay them into positions.
+
+Handles Quackle, Macondo/Woogles and older files: `.` or letters for played-through
+tiles, lowercase column letters, pragmas (`#player1`, `#lexicon`, `#character-encoding`,
+`#note`, `#rack1`...), exchanges (`-ABC`, `-3`), passes (`-`), withdrawn phonies (`--`),
+challenge bonuses, end-rack points and penalties, time penalties; UTF-8 or Latin-1.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .board import Board
+from .errors import InputError
+from .notation import Play, parse_coordinate, parse_play
+from .rules import Ruleset
+from .scoring import Score, score_play
+
+PLAY = "play"
+EXCHANGE = "exchange"
+PASS = "pass"
+WITHDRAWN = "withdrawn"  # a phony taken back after a challenge ('--')
+CHALLENGE_BONUS = "challenge_bonus"
+END_RACK = "end_rack"  # points for (or against) the tiles left on a rack at the end
+TIME_PENALTY = "time_penalty"
+
+_SCORE = re.compile(r"^[+-]\d+$")
+_TOTAL = re.compile(r"^-?\d+$")
+_COORD = re.compile(r"^(?:\d{1,2}[A-Za-z]|[A-Za-z]\d{1,2})$")
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    nick: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One move line (`>nick: ...`)."""
+
+    kind: str
+    player: str
+    rack: str
+    score: int
+    total: int
+    line: int
+    text: str
+    coordinate: str = ""
+    word: str = ""
+    tiles: str = ""  # exchanged tiles, or the tiles of an end-rack line
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    players: tuple[Player, ...]
+    events: tuple[Event, ...]
+    pragmas: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def lexicon(self) -> str | None:
+        return self.pragmas.get("lexicon")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A move line replayed: the board before it, and for plays the parsed play and score."""
+
+    event: Event
+    board: Board
+    play: Play | None = None
+    score: Score | None = None
+
+    @property
+    def score_matches(self) -> bool:
+        return self.score is None or self.score.total == self.event.score
+
+
+def read_gcg(path: str | Path) -> Game:
+    """Read a GCG file, honouring #character-encoding (UTF-8, falling back to Latin-1)."""
+    data = Path(path).read_bytes()
+    return parse_gcg(decode_gcg(data), source=str(path))
+
+
+def decode_gcg(data: bytes) -> str:
+    head = data[:4096].decode("ascii", "replace")
+    m = re.search(r"#character-encoding\s+(\S+)", head)
+    declared = m.group(1).lower() if m else "utf-8"
+    for encoding in (declared, "utf-8", "latin-1"):
+        try:
+            return data.decode(encoding).lstrip("\ufeff")
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return data.decode("latin-1")  # pragma: no cover - latin-1 decodes any bytes
+
+
+def parse_gcg(text: str, source: str = "<gcg>") -> Game:
+    players: dict[int, Player] = {}
+    pragmas: dict[str, str] = {}
+    notes: list[str] = []
+    events: list[Event] = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            key, _, value = line[1:].partition(" ")
+            value = value.strip()
+            m = re.fullmatch(r"player(\d+)", key)
+            if m:
+                nick, _, name = value.partition(" ")
+                players[int(m.group(1))] = Player(nick, name.strip() or nick)
+            elif key == "note":
+                notes.append(value)
+            else:
+                pragmas[key] = value
+            continue
+        if line.startswith(">"):
+            events.append(_parse_event(line, lineno, source))
+            continue
+        if events or players:  # free text continuing a note
+            notes.append(line)
+    ordered = tuple(players[k] for k in sorted(players))
+    return Game(ordered, tuple(events), pragmas, tuple(notes), source)
+
+
+def _parse_event(line: str, lineno: int, source: str) -> Event:
+    where = f"{source} line {lineno}"
+    head, sep, rest = line[1:].partition(":")
+    if not sep:
+        raise InputError(f"{where}: move line without 'nick:': {line!r}")
+    player = head.strip()
+    tokens = rest.split()
+    k = next(
+        (i for i in range(len(tokens) - 1) if _SCORE.match(tokens[i]) and _TOTAL.match(tokens[i + 1])),
+        None,
+    )
+    if k is None:
+        raise InputError(f"{where}: no '+score total' pair in {line!r}")
+    score, total = int(tokens[k]), int(tokens[k + 1])
+    body = tokens[:k]
+
+    def event(kind: str, rack: str = "", **kw) -> Event:
+        return Event(kind, player, rack, score, total, lineno, line, **kw)
+
+    if not body:
+        raise InputError(f"{where}: nothing between the nick and the score in {line!r}")
+    last = body[-1]
+    if last.startswith("(") and last.endswith(")"):
+        inner = last[1:-1]
+        rack = body[0] if len(body) > 1 else ""
+        if inner.lower() == "challenge":
+            return event(CHALLENGE_BONUS, rack)
+        if inner.lower() == "time":
+            return event(TIME_PENALTY, rack)
+        return event(END_RACK, rack, tiles=inner)
+    if len(body) >= 2 and _COORD.match(body[-2]):
+        rack = body[0] if len(body) == 3 else ""
+        return event(PLAY, rack, coordinate=body[-2], word=body[-1])
+    if last == "--":
+        return event(WITHDRAWN, body[0] if len(body) > 1 else "")
+    if last == "-":
+        return event(PASS, body[0] if len(body) > 1 else "")
+    if last.startswith("-"):
+        return event(EXCHANGE, body[0] if len(body) > 1 else "", tiles=last[1:])
+    raise InputError(f"{where}: cannot read move {line!r}")
+
+
+def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
+    """Each move line with the board before it; plays are parsed and scored.
+
+    A withdrawn phony ('--') takes the tiles of that player's last play off the board.
+    """
+    board = Board.empty(rules)
+    last_play: dict[str, Play] = {}
+    for ev in game.events:
+        if ev.kind == PLAY:
+            try:
+                parse_coordinate(ev.coordinate, rules)
+                play = parse_play(board, f"{ev.coordinate} {ev.word}")
+            except InputError as exc:
+                raise InputError(f"{game.source} line {ev.line}: {exc}") from None
+            score = score_play(board, play)
+            yield Turn(ev, board, play, score)
+            board = board.apply(play.placed)
+            last_play[ev.player] = play
+            continue
+        yield Turn(ev, board)
+        if ev.kind == WITHDRAWN:
+            phony = last_play.pop(ev.player, None)
+            if phony is None:
+                raise InputError(
+                    f"{game.source} line {ev.line}: {ev.player} withdraws a play they never made"
+                )
+            board = _remove(board, phony)
+
+
+def _remove(board: Board, play: Play) -> Board:
+    cells = bytearray(board.cells)
+    for r, c, _ in play.placed:
+        cells[r * board.rules.cols + c] = 0
+    return Board(board.rules, cells)

@@ -1,0 +1,315 @@
+"""Rulesets: alphabet, tiles, board geometry and premiums, loaded from TOML data files.
+
+The built-ins (`english`, `russian`, `erudit`) are files in `engine/rulesets/`; a user's
+own file loads through the same code and gets the same checks.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+from .errors import RulesetError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+BLANK = "?"
+MAX_LETTERS = 63  # cross-sets are 64-bit masks; bit 0 is unused
+MAX_SIDE = 21  # the move generator's fixed buffers hold boards up to 21x21
+PREMIUMS = {  # grid character -> (letter multiplier, word multiplier)
+    ".": (1, 1),
+    "d": (2, 1),
+    "t": (3, 1),
+    "q": (4, 1),
+    "D": (1, 2),
+    "T": (1, 3),
+    "Q": (1, 4),
+}
+_FIELDS = {
+    "name", "title", "rows", "cols", "rack_size", "bingo_bonus", "centre",
+    "total_tiles", "tiles", "premiums", "fold",
+}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ruleset:
+    """One game's rules. Tiles are numbered 1..N in `alphabet` order; 0 is the blank."""
+
+    name: str
+    title: str
+    alphabet: tuple[str, ...]
+    values: Mapping[str, int]
+    counts: Mapping[str, int]
+    blanks: int
+    rack_size: int
+    bingo_bonus: int
+    rows: int
+    cols: int
+    premiums: tuple[str, ...]
+    centre: tuple[int, int]
+    fold: Mapping[str, str]
+    source: str
+    letter_index: Mapping[str, int]  # uppercase letter -> tile number 1..N
+    tile_values: tuple[int, ...]  # value by tile number; [0] is the blank's 0
+
+    # ----------------------------------------------------------------- loading
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> Ruleset:
+        """Load a built-in ruleset by name or a ruleset file by path."""
+        text_name = str(name_or_path)
+        if isinstance(name_or_path, Path) or text_name.endswith(".toml") or "/" in text_name:
+            path = Path(name_or_path)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise RulesetError(f"cannot read ruleset file {path}: {exc.strerror}") from None
+            return cls.from_toml(data, source=str(path))
+        key = text_name.lower()
+        if key not in builtin_names():
+            raise RulesetError(
+                f"unknown ruleset {text_name!r}: built-ins are {', '.join(builtin_names())}, "
+                "or give the path of a .toml ruleset file"
+            )
+        data = resources.files("engine.rulesets").joinpath(f"{key}.toml").read_bytes()
+        return cls.from_toml(data, source=f"built-in {key}")
+
+    @classmethod
+    def from_toml(cls, data: bytes | str, source: str = "<string>") -> Ruleset:
+        """Parse and check a ruleset written in TOML (see engine/rulesets/english.toml)."""
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RulesetError(f"{source}: not UTF-8 text ({exc.reason})") from None
+        try:
+            raw = tomllib.loads(data)
+        except tomllib.TOMLDecodeError as exc:
+            raise RulesetError(f"{source}: not valid TOML: {exc}") from None
+        return _parse(raw, source)
+
+    # ------------------------------------------------------------ derived data
+    @property
+    def size(self) -> int:
+        """Number of letters (tiles 1..size)."""
+        return len(self.alphabet)
+
+    @property
+    def total_tiles(self) -> int:
+        return sum(self.counts.values()) + self.blanks
+
+    def index(self, letter: str) -> int:
+        """Tile number (1..N) of an uppercase letter; raises KeyError when not a letter."""
+        return self.letter_index[letter]
+
+    def letter(self, tile: int) -> str:
+        """Letter of a tile number 1..N."""
+        return self.alphabet[tile - 1]
+
+    def value(self, tile: int) -> int:
+        """Points of tile number 1..N (a blank scores 0 and is never passed here)."""
+        return self.tile_values[tile]
+
+    def multipliers(self, row: int, col: int) -> tuple[int, int]:
+        """(letter multiplier, word multiplier) of a square."""
+        return PREMIUMS[self.premiums[row][col]]
+
+    def transposed(self) -> Ruleset:
+        """The same rules on the board mirrored across its main diagonal."""
+        if self.rows == self.cols and all(
+            self.premiums[r][c] == self.premiums[c][r]
+            for r in range(self.rows)
+            for c in range(self.cols)
+        ) and self.centre[0] == self.centre[1]:
+            return self
+        grid = tuple("".join(self.premiums[r][c] for r in range(self.rows)) for c in range(self.cols))
+        return replace(
+            self, rows=self.cols, cols=self.rows, premiums=grid, centre=self.centre[::-1]
+        )
+
+    def __repr__(self) -> str:
+        return f"Ruleset({self.name!r}, {self.rows}x{self.cols}, {self.size} letters)"
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.alphabet, self.premiums))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Ruleset):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.alphabet == other.alphabet
+            and dict(self.values) == dict(other.values)
+            and dict(self.counts) == dict(other.counts)
+            and self.premiums == other.premiums
+            and (self.blanks, self.rack_size, self.bingo_bonus, self.centre)
+            == (other.blanks, other.rack_size, other.bingo_bonus, other.centre)
+        )
+
+
+def builtin_names() -> tuple[str, ...]:
+    """Names of the bundled rulesets."""
+    files = resources.files("engine.rulesets").iterdir()
+    return tuple(sorted(f.name[:-5] for f in files if f.name.endswith(".toml")))
+
+
+# ------------------------------------------------------------------ validation
+def _require(raw: dict, key: str, kind: type, source: str):
+    if key not in raw:
+        raise RulesetError(f"{source}: field {key!r} is missing")
+    value = raw[key]
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        raise RulesetError(
+            f"{source}: field {key!r} must be {kind.__name__}, not {type(value).__name__}"
+        )
+    return value
+
+
+def _parse(raw: dict, source: str) -> Ruleset:
+    unknown = sorted(set(raw) - _FIELDS)
+    if unknown:
+        raise RulesetError(f"{source}: unknown field(s) {', '.join(unknown)}")
+    name = _require(raw, "name", str, source).strip()
+    if not name:
+        raise RulesetError(f"{source}: field 'name' is empty")
+    title = raw.get("title", name)
+    rows = _require(raw, "rows", int, source)
+    cols = _require(raw, "cols", int, source)
+    for key, side in (("rows", rows), ("cols", cols)):
+        if not 2 <= side <= MAX_SIDE:
+            raise RulesetError(f"{source}: field {key!r} is {side}; it must be 2..{MAX_SIDE}")
+    rack_size = _require(raw, "rack_size", int, source)
+    if not 1 <= rack_size <= 16:
+        raise RulesetError(f"{source}: field 'rack_size' is {rack_size}; it must be 1..16")
+    bingo = _require(raw, "bingo_bonus", int, source)
+    if bingo < 0:
+        raise RulesetError(f"{source}: field 'bingo_bonus' is negative ({bingo})")
+
+    alphabet, counts, values, blanks = _parse_tiles(_require(raw, "tiles", str, source), source)
+    total = _require(raw, "total_tiles", int, source)
+    counted = sum(counts.values()) + blanks
+    if counted != total:
+        raise RulesetError(
+            f"{source}: tile counts sum to {counted} ({counted - blanks} letters + {blanks} "
+            f"blanks) but 'total_tiles' says {total}"
+        )
+    if counted < rack_size:
+        raise RulesetError(f"{source}: {counted} tiles cannot fill a rack of {rack_size}")
+
+    premiums = _parse_premiums(_require(raw, "premiums", str, source), rows, cols, source)
+    centre = _parse_centre(_require(raw, "centre", str, source), rows, cols, source)
+
+    fold_raw = raw.get("fold", {})
+    if not isinstance(fold_raw, dict):
+        raise RulesetError(f"{source}: [fold] must be a table of letter = letter")
+    fold: dict[str, str] = {}
+    for src, dst in fold_raw.items():
+        if not isinstance(dst, str) or len(src) != 1 or len(dst) != 1:
+            raise RulesetError(f"{source}: [fold] entry {src!r} must map one letter to one letter")
+        src_u, dst_u = src.upper(), dst.upper()
+        if dst_u not in counts:
+            raise RulesetError(f"{source}: [fold] maps {src!r} to {dst!r}, which has no tile")
+        if src_u in counts:
+            raise RulesetError(f"{source}: [fold] maps {src!r}, which has a tile of its own")
+        fold[src_u] = dst_u
+
+    return Ruleset(
+        name=name,
+        title=str(title),
+        alphabet=alphabet,
+        values=MappingProxyType(values),
+        counts=MappingProxyType(counts),
+        blanks=blanks,
+        rack_size=rack_size,
+        bingo_bonus=bingo,
+        rows=rows,
+        cols=cols,
+        premiums=premiums,
+        centre=centre,
+        fold=MappingProxyType(fold),
+        source=source,
+        letter_index=MappingProxyType({ch: i + 1 for i, ch in enumerate(alphabet)}),
+        tile_values=(0, *(values[ch] for ch in alphabet)),
+    )
+
+
+def _parse_tiles(text: str, source: str) -> tuple[tuple[str, ...], dict, dict, int]:
+    alphabet: list[str] = []
+    counts: dict[str, int] = {}
+    values: dict[str, int] = {}
+    blanks = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        where = f"{source}: 'tiles' line {lineno} ({line!r})"
+        if len(parts) != 3:
+            raise RulesetError(f"{where}: expected 'LETTER COUNT VALUE'")
+        letter, count_s, value_s = parts
+        try:
+            count, value = int(count_s), int(value_s)
+        except ValueError:
+            raise RulesetError(f"{where}: count and value must be whole numbers") from None
+        if count < 0 or value < 0:
+            raise RulesetError(f"{where}: count and value must not be negative")
+        if letter == BLANK:
+            if blanks is not None:
+                raise RulesetError(f"{where}: the blank '?' is listed twice")
+            if value != 0:
+                raise RulesetError(f"{where}: a blank scores 0, not {value}")
+            blanks = count
+            continue
+        if len(letter) != 1 or not letter.isalpha():
+            raise RulesetError(f"{where}: {letter!r} is not a single letter")
+        if letter != letter.upper() or letter.lower() == letter:
+            raise RulesetError(
+                f"{where}: {letter!r} must be an uppercase letter with a lowercase form "
+                "(lowercase marks a blank)"
+            )
+        if letter in counts:
+            raise RulesetError(f"{where}: letter {letter!r} is listed twice")
+        alphabet.append(letter)
+        counts[letter] = count
+        values[letter] = value
+    if not alphabet:
+        raise RulesetError(f"{source}: 'tiles' lists no letters")
+    if len(alphabet) > MAX_LETTERS:
+        raise RulesetError(f"{source}: {len(alphabet)} letters; at most {MAX_LETTERS} are supported")
+    return tuple(alphabet), counts, values, blanks or 0
+
+
+def _parse_premiums(text: str, rows: int, cols: int, source: str) -> tuple[str, ...]:
+    grid = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(grid) != rows:
+        raise RulesetError(f"{source}: 'premiums' has {len(grid)} rows but 'rows' is {rows}")
+    for r, line in enumerate(grid, 1):
+        if len(line) != cols:
+            raise RulesetError(
+                f"{source}: 'premiums' row {r} has {len(line)} squares but 'cols' is {cols}"
+            )
+        bad = sorted(set(line) - set(PREMIUMS))
+        if bad:
+            raise RulesetError(
+                f"{source}: 'premiums' row {r} has unknown square(s) {''.join(bad)!r}; "
+                f"use {' '.join(PREMIUMS)}"
+            )
+    return tuple(grid)
+
+
+def _parse_centre(text: str, rows: int, cols: int, source: str) -> tuple[int, int]:
+    t = text.strip().upper()
+    digits = "".join(ch for ch in t if ch.isdigit())
+    letters = "".join(ch for ch in t if ch.isalpha())
+    if not digits or len(letters) != 1 or t not in (digits + letters, letters + digits):
+        raise RulesetError(f"{source}: 'centre' {text!r} is not a square like '8H'")
+    row, col = int(digits) - 1, ord(letters) - ord("A")
+    if not (0 <= row < rows and 0 <= col < cols):
+        raise RulesetError(f"{source}: 'centre' {text!r} is off the {rows}x{cols} board")
+    return row, col

@@ -184,7 +184,9 @@ class Board:
             try:
                 cells[i] = letter_cell(self.rules, letter)
             except KeyError:
-                raise InputError(f"{letter!r} is not a letter of the {self.rules.name} alphabet") from None
+                raise InputError(
+                    f"{letter!r} is not a letter of the {self.rules.name} alphabet"
+                ) from None
         return Board(self.rules, cells)
 
     def render(self) -> str:

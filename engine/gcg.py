@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .board import Board
@@ -52,6 +52,7 @@ class Event:
     coordinate: str = ""
     word: str = ""
     tiles: str = ""  # exchanged tiles, or the tiles of an end-rack line
+    player_index: int = 0  # 0-based seat, resolved even when two players share a nick
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +127,36 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
         if events or players:  # free text continuing a note
             notes.append(line)
     ordered = tuple(players[k] for k in sorted(players))
-    return Game(ordered, tuple(events), pragmas, tuple(notes), source)
+    return Game(ordered, _assign_seats(ordered, events), pragmas, tuple(notes), source)
+
+
+def _assign_seats(players: tuple[Player, ...], events: list[Event]) -> tuple[Event, ...]:
+    """Give each event its player's seat. Nicks usually identify seats; when two players
+    share a nick (Quackle writes 'NoName' for both), the running totals decide, and
+    failing that the seat that did not move last."""
+    seats: dict[str, list[int]] = {}
+    for i, p in enumerate(players):
+        seats.setdefault(p.nick, []).append(i)
+    totals: dict[int, int] = {}
+    out: list[Event] = []
+    last = -1
+    for ev in events:
+        candidates = seats.get(ev.player)
+        if candidates is None:  # a nick without a #player line: seat by first appearance
+            candidates = seats[ev.player] = [len(players) + len(seats)]
+        if len(candidates) == 1:
+            seat = candidates[0]
+        else:
+            fits = [s for s in candidates if totals.get(s, 0) + ev.score == ev.total]
+            if len(fits) == 1:
+                seat = fits[0]
+            else:
+                others = [s for s in candidates if s != last]
+                seat = others[0] if others else candidates[0]
+        totals[seat] = ev.total
+        last = seat
+        out.append(replace(ev, player_index=seat))
+    return tuple(out)
 
 
 def _parse_event(line: str, lineno: int, source: str) -> Event:
@@ -137,7 +167,11 @@ def _parse_event(line: str, lineno: int, source: str) -> Event:
     player = head.strip()
     tokens = rest.split()
     k = next(
-        (i for i in range(len(tokens) - 1) if _SCORE.match(tokens[i]) and _TOTAL.match(tokens[i + 1])),
+        (
+            i
+            for i in range(len(tokens) - 1)
+            if _SCORE.match(tokens[i]) and _TOTAL.match(tokens[i + 1])
+        ),
         None,
     )
     if k is None:
@@ -177,7 +211,7 @@ def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
     A withdrawn phony ('--') takes the tiles of that player's last play off the board.
     """
     board = Board.empty(rules)
-    last_play: dict[str, Play] = {}
+    last_play: dict[int, Play] = {}
     for ev in game.events:
         if ev.kind == PLAY:
             try:
@@ -188,11 +222,11 @@ def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
             score = score_play(board, play)
             yield Turn(ev, board, play, score)
             board = board.apply(play.placed)
-            last_play[ev.player] = play
+            last_play[ev.player_index] = play
             continue
         yield Turn(ev, board)
         if ev.kind == WITHDRAWN:
-            phony = last_play.pop(ev.player, None)
+            phony = last_play.pop(ev.player_index, None)
             if phony is None:
                 raise InputError(
                     f"{game.source} line {ev.line}: {ev.player} withdraws a play they never made"

@@ -56,8 +56,14 @@ class Lexicon:
 
     __slots__ = ("rules", "path", "_mmap", "_buffer", "_nodes", "_words", "_max_len", "report")
 
-    def __init__(self, buffer, rules: Ruleset, path: str | None = None, mapping=None,
-                 report: BuildReport | None = None):
+    def __init__(
+        self,
+        buffer,
+        rules: Ruleset,
+        path: str | None = None,
+        mapping=None,
+        report: BuildReport | None = None,
+    ):
         self.rules = rules
         self.path = path
         self._mmap = mapping
@@ -136,13 +142,15 @@ class Lexicon:
     def contains(self, word: str) -> bool:
         """True when `word` (any case) is in the lexicon."""
         index = self.rules.letter_index
+        fold = self.rules.fold
         nodes = self._nodes
         arc = nodes[0] & ARC_MASK
         accepted = False
         if not word:
             return False
         for ch in word:
-            tile = index.get(ch.upper())
+            upper = ch.upper()
+            tile = index.get(fold.get(upper, upper))
             if tile is None or arc == 0:
                 return False
             i = arc

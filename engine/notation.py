@@ -216,7 +216,9 @@ def parse_cgp(rules: Ruleset, text: str) -> Position:
         scores = tuple(int(s) for s in fields[2].split("/"))
         zeros = int(fields[3])
     except ValueError:
-        raise InputError(f"CGP scores {fields[2]!r} and turns {fields[3]!r} must be numbers") from None
+        raise InputError(
+            f"CGP scores {fields[2]!r} and turns {fields[3]!r} must be numbers"
+        ) from None
     if len(scores) != len(racks):
         raise InputError(f"CGP has {len(racks)} racks but {len(scores)} scores")
     options: dict[str, str] = {}

@@ -33,8 +33,17 @@ PREMIUMS = {  # grid character -> (letter multiplier, word multiplier)
     "Q": (1, 4),
 }
 _FIELDS = {
-    "name", "title", "rows", "cols", "rack_size", "bingo_bonus", "centre",
-    "total_tiles", "tiles", "premiums", "fold",
+    "name",
+    "title",
+    "rows",
+    "cols",
+    "rack_size",
+    "bingo_bonus",
+    "centre",
+    "total_tiles",
+    "tiles",
+    "premiums",
+    "fold",
 }
 
 
@@ -122,13 +131,19 @@ class Ruleset:
 
     def transposed(self) -> Ruleset:
         """The same rules on the board mirrored across its main diagonal."""
-        if self.rows == self.cols and all(
-            self.premiums[r][c] == self.premiums[c][r]
-            for r in range(self.rows)
-            for c in range(self.cols)
-        ) and self.centre[0] == self.centre[1]:
+        if (
+            self.rows == self.cols
+            and all(
+                self.premiums[r][c] == self.premiums[c][r]
+                for r in range(self.rows)
+                for c in range(self.cols)
+            )
+            and self.centre[0] == self.centre[1]
+        ):
             return self
-        grid = tuple("".join(self.premiums[r][c] for r in range(self.rows)) for c in range(self.cols))
+        grid = tuple(
+            "".join(self.premiums[r][c] for r in range(self.rows)) for c in range(self.cols)
+        )
         return replace(
             self, rows=self.cols, cols=self.rows, premiums=grid, centre=self.centre[::-1]
         )
@@ -281,7 +296,9 @@ def _parse_tiles(text: str, source: str) -> tuple[tuple[str, ...], dict, dict, i
     if not alphabet:
         raise RulesetError(f"{source}: 'tiles' lists no letters")
     if len(alphabet) > MAX_LETTERS:
-        raise RulesetError(f"{source}: {len(alphabet)} letters; at most {MAX_LETTERS} are supported")
+        raise RulesetError(
+            f"{source}: {len(alphabet)} letters; at most {MAX_LETTERS} are supported"
+        )
     return tuple(alphabet), counts, values, blanks or 0
 
 

@@ -58,8 +58,12 @@ class WordScore:
         for t in self.tiles:
             mark = f"x{t.letter_multiplier}" if t.letter_multiplier > 1 else ""
             parts.append(f"{t.letter}{t.points if not mark else f'{t.value}{mark}'}")
-        mult = f" x{self.word_multiplier}" if self.word_multiplier > 1 else ""
-        return f"{self.word} ({self.coordinate}): {' + '.join(parts)} = {self.letter_sum}{mult} = {self.score}"
+        total = (
+            f"{self.letter_sum} x{self.word_multiplier} = {self.score}"
+            if self.word_multiplier > 1
+            else str(self.score)
+        )
+        return f"{self.word} ({self.coordinate}): {' + '.join(parts)} = {total}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +121,9 @@ def score_play(board: Board, play: Play | str) -> Score:
 
 def _line_start(board: Board, new: dict, r: int, c: int, direction: str) -> tuple[int, int]:
     dr, dc = (0, 1) if direction == ACROSS else (1, 0)
-    while board.in_bounds(r - dr, c - dc) and (board.cell(r - dr, c - dc) or (r - dr, c - dc) in new):
+    while board.in_bounds(r - dr, c - dc) and (
+        board.cell(r - dr, c - dc) or (r - dr, c - dc) in new
+    ):
         r, c = r - dr, c - dc
     return r, c
 
@@ -149,8 +155,9 @@ def _score_line(
     if len(tiles) < 2:
         return None
     word = "".join(t.letter for t in tiles)
-    return WordScore(word, r0, c0, direction, tuple(tiles), letter_sum, word_mult,
-                     letter_sum * word_mult, main)
+    return WordScore(
+        word, r0, c0, direction, tuple(tiles), letter_sum, word_mult, letter_sum * word_mult, main
+    )
 
 
 # ------------------------------------------------------------------ validation
@@ -224,7 +231,8 @@ def _rack_errors(board: Board, play: Play, rack: str) -> list[str]:
         letter = rules.alphabet[tile - 1]
         hint = (
             f" (to play a blank as {letter}, write it lowercase: {letter.lower()!r})"
-            if tiles.get(0) else ""
+            if tiles.get(0)
+            else ""
         )
         errors.append(f"tile {letter} is not in rack {rack!r} (needs {n}, has {have}){hint}")
     return errors
@@ -246,14 +254,15 @@ def _play_from_tiles(board: Board, tiles: list, errors: list[str]) -> Play | Non
             errors.append(f"square {r!r},{c!r} is off the board")
             continue
         if not isinstance(ch, str) or ch.upper() not in rules.letter_index:
-            errors.append(f"{ch!r} at {square_label(r, c)} is not a letter of the {rules.name} alphabet")
+            errors.append(
+                f"{ch!r} at {square_label(r, c)} is not a letter of the {rules.name} alphabet"
+            )
         if (r, c) in seen:
             errors.append(f"square {square_label(r, c)} is given twice")
         seen.add((r, c))
         if board.cell(r, c):
             errors.append(
-                f"square {square_label(r, c)} is occupied by "
-                f"{cell_letter(rules, board.cell(r, c))}"
+                f"square {square_label(r, c)} is occupied by {cell_letter(rules, board.cell(r, c))}"
             )
     if errors:
         return None
@@ -264,9 +273,7 @@ def _play_from_tiles(board: Board, tiles: list, errors: list[str]) -> Play | Non
         return None
     if len(tiles) == 1:
         r, c, _ = tiles[0]
-        across = any(
-            board.in_bounds(r, x) and board.cell(r, x) for x in (c - 1, c + 1)
-        )
+        across = any(board.in_bounds(r, x) and board.cell(r, x) for x in (c - 1, c + 1))
         direction = ACROSS if across else DOWN
     else:
         direction = ACROSS if len(rows) == 1 else DOWN

@@ -31,7 +31,9 @@ class Solver:
         if not isinstance(board, Board):
             raise InputError(f"expected a Board, not {type(board).__name__}")
         if (board.rules.rows, board.rules.cols, board.rules.alphabet) != (
-            self.rules.rows, self.rules.cols, self.rules.alphabet,
+            self.rules.rows,
+            self.rules.cols,
+            self.rules.alphabet,
         ):
             raise InputError(
                 f"board is for {board.rules.name} ({board.rules.rows}x{board.rules.cols}); "

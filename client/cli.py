@@ -1,0 +1,174 @@
+"""The `anchor` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
+
+from .lexica import open_lexicon
+
+# Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
+DEMO_CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
+DEMO_PLAY = "10B DONATES"
+
+
+def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
+    if args.cgp:
+        position = parse_cgp(rules, args.cgp) if len(args.cgp.split()) >= 4 else None
+        board = position.board if position else Board.from_cgp(rules, args.cgp)
+        rack = args.rack if args.rack is not None else (position.racks[0] if position else None)
+    elif args.board:
+        board = Board.from_rows(rules, Path(args.board).read_text(encoding="utf-8"))
+        rack = args.rack
+    else:
+        board, rack = Board.empty(rules), args.rack
+    return board, rack
+
+
+def cmd_demo(args) -> int:
+    rules = Ruleset.load("english")
+    lexicon = open_lexicon(args.lexicon, rules)
+    solver = Solver(lexicon, rules)
+    position = parse_cgp(rules, DEMO_CGP)
+    rack = position.racks[0]
+    print(f"Anchor demo — {rules.title}, lexicon {lexicon.path} ({len(lexicon)} words)\n")
+    print(position.board.render())
+    print(f"\nRack: {rack}    Play: {DEMO_PLAY}\n")
+    started = time.perf_counter()
+    check = solver.validate_play(position.board, DEMO_PLAY, rack=rack)
+    elapsed = (time.perf_counter() - started) * 1e6
+    print(check.score.describe())
+    print(
+        f"\nvalid: {'yes' if check.ok else 'no: ' + '; '.join(check.errors)}"
+        f"   (validated and scored in {elapsed:.0f} µs)"
+    )
+    return 0 if check.ok else 1
+
+
+def cmd_show(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    board, rack = _board_and_rack(rules, args)
+    print(board.render())
+    if rack is not None:
+        print(f"\nRack: {rack}")
+    return 0
+
+
+def cmd_score(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    board, rack = _board_and_rack(rules, args)
+    lexicon = None if args.no_lexicon else open_lexicon(args.lexicon, rules)
+    if lexicon is None:
+        from engine import score_play, validate_play
+
+        result = validate_play(board, args.play, None, rack)
+        score = result.score if result.score else score_play(board, args.play)
+    else:
+        result = Solver(lexicon, rules).validate_play(board, args.play, rack=rack)
+        score = result.score
+    if args.json:
+        out = {
+            "play": result.play.notation if result.play else args.play,
+            "ok": result.ok,
+            "errors": list(result.errors),
+            "score": score.total if score else None,
+            "bingo": score.bingo if score else 0,
+            "words": [
+                {"word": w.word, "coordinate": w.coordinate, "score": w.score, "main": w.main}
+                for w in (score.words if score else ())
+            ],
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        if score:
+            print(score.describe())
+        print("valid" if result.ok else "invalid:\n  " + "\n  ".join(result.errors))
+    return 0 if result.ok else 1
+
+
+def cmd_build_lexicon(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    started = time.perf_counter()
+    path = Path(args.words)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnchorError(
+            f"{path} is not UTF-8 text (byte {exc.start}): convert it first"
+        ) from None
+    except OSError as exc:
+        raise AnchorError(f"cannot read {path}: {exc.strerror}") from None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lexicon = Lexicon.build(text.splitlines(), rules)
+    lexicon.save(args.out)
+    report = lexicon.report
+    elapsed = time.perf_counter() - started
+    for position, word, reason in report.examples:
+        print(f"{path}:{position}: rejected {word!r}: {reason}", file=sys.stderr)
+    if report.rejected > len(report.examples):
+        print(f"... and {report.rejected - len(report.examples)} more rejected", file=sys.stderr)
+    print(
+        f"{args.out}: {report.kept} words kept, {report.rejected} rejected, "
+        f"{report.duplicates} duplicates, {report.nodes} nodes, {report.bytes} bytes, "
+        f"{elapsed:.2f} s"
+    )
+    return 0
+
+
+def _position_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ruleset", default="english", help="english, russian, erudit or a .toml file")
+    p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
+    p.add_argument("--board", help="a text file of board rows ('.' empty, lowercase blank)")
+    p.add_argument("--rack", help="the rack, e.g. AEINRS? (default: the CGP's player to move)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="anchor", description="Scrabble-family analysis engine")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="show a real position and score a play on it")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: english)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("show", help="render a position")
+    _position_args(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("score", help="score and validate a play, with a breakdown")
+    _position_args(p)
+    p.add_argument("play", help="GCG notation, e.g. '8D WORD' (across) or 'D8 WORD' (down)")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--no-lexicon", action="store_true", help="skip the word check")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("build-lexicon", help="build a .kwg lexicon from a word list")
+    p.add_argument("--ruleset", default="english")
+    p.add_argument("--words", required=True, help="UTF-8 text file, one word a line")
+    p.add_argument("--out", required=True, help="output .kwg path")
+    p.set_defaults(func=cmd_build_lexicon)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except AnchorError as exc:
+        print(f"anchor: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"anchor: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

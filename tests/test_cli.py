@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from client.cli import main
+
+from .conftest import DEFAULT_KWG
+
+
+def test_demo_shows_a_board_and_a_scored_play(capsys, default_english):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "A B C D E F G H I J K L M N O" in out
+    assert "  8 = . . W I N D Y" in out
+    assert "DONATES (10B)" in out and "JAVELINA (E3)" in out
+    assert "all tiles used: +50" in out and "total 82" in out and "valid: yes" in out
+
+
+def test_console_script_runs_in_a_fresh_process(default_english):
+    exe = [sys.executable, "-m", "client.cli", "demo"]
+    done = subprocess.run(exe, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "total 82" in done.stdout
+
+
+def test_score_json(capsys, default_english):
+    cgp = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINRST/ 0/0 0"
+    assert main(["score", "--cgp", cgp, "8H RETAINS", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {
+        "play": "8H RETAINS",
+        "ok": True,
+        "errors": [],
+        # R on the centre (x2 word), I on 8L (x2 letter): (1+1+1+1+2+1+1) x2 = 16, + 50
+        "score": 66,
+        "bingo": 50,
+        "words": [{"word": "RETAINS", "coordinate": "8H", "score": 16, "main": True}],
+    }
+
+
+def test_score_reports_invalid_play(capsys, default_english):
+    cgp = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 AEINRST/ 0/0 0"
+    assert main(["score", "--cgp", cgp, "8A RETAINS"]) == 1
+    out = capsys.readouterr().out
+    assert "must cover the centre square 8H" in out
+
+
+def test_bad_input_is_one_clear_line(capsys):
+    assert main(["score", "--cgp", "15/15", "8H AB", "--no-lexicon"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("anchor: error: CGP board has 2 rows") and "Traceback" not in err
+    assert main(["show", "--ruleset", "klingon"]) == 2
+    assert "unknown ruleset" in capsys.readouterr().err
+
+
+def test_build_lexicon(tmp_path, capsys):
+    words = tmp_path / "words.txt"
+    words.write_text("cat\nCAT\ndog\nnaïve\n\nzebra\n", encoding="utf-8")
+    out = tmp_path / "mine.kwg"
+    assert main(["build-lexicon", "--words", str(words), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "3 words kept, 1 rejected, 1 duplicates" in captured.out
+    assert f"{words}:4: rejected 'naïve'" in captured.err
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("caf\xe9\n".encode("latin-1"))
+    assert main(["build-lexicon", "--words", str(latin), "--out", str(out)]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_default_lexicon_file(default_english):
+    assert len(default_english) == 172_820
+    assert default_english.path == str(DEFAULT_KWG)
+    assert default_english.contains("RETAINS") and not default_english.contains("QZX")

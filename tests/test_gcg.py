@@ -1,0 +1,137 @@
+"""Replays every English game record in ../shared/data/gcg: the recorded score of every
+play is an independent scoring oracle (written by Quackle, Macondo and people)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import InputError, Ruleset
+from engine.gcg import (
+    CHALLENGE_BONUS,
+    END_RACK,
+    EXCHANGE,
+    PASS,
+    PLAY,
+    WITHDRAWN,
+    parse_gcg,
+    read_gcg,
+    replay,
+)
+
+from .conftest import data_path
+
+ENGLISH = Ruleset.load("english")
+
+# Records that are not English Scrabble: replaying them with English tiles is meaningless.
+NOT_ENGLISH = {
+    "polish_endgame.gcg": "a Polish game (Ę, Ć, Ł...): the Polish ruleset is not bundled",
+}
+# Lines whose recorded running total is the record's own slip, not a scoring question.
+TOTAL_SLIPS = {
+    ("capp.gcg", 14): "Quackle wrote a withdrawn 45-point phony as '+0' while the total drops 45",
+}
+
+
+def gcg_files() -> list[Path]:
+    return sorted(data_path("gcg").rglob("*.gcg"))
+
+
+def english_files() -> list[Path]:
+    return [p for p in gcg_files() if p.name not in NOT_ENGLISH]
+
+
+def test_the_data_set_is_all_there():
+    assert len(gcg_files()) == 44
+
+
+@pytest.mark.parametrize("path", english_files(), ids=lambda p: p.name)
+def test_every_recorded_play_score_matches(path):
+    game = read_gcg(path)
+    turns = list(replay(game, ENGLISH))
+    plays = [t for t in turns if t.event.kind == PLAY]
+    mismatches = [
+        f"line {t.event.line}: {t.event.text.strip()} -> we score {t.score.total}"
+        for t in plays
+        if t.score.total != t.event.score
+    ]
+    assert not mismatches, "\n".join(mismatches)
+    assert len(turns) == len(game.events)
+
+
+def test_total_plays_replayed():
+    count = sum(
+        1 for p in english_files() for t in replay(read_gcg(p), ENGLISH) if t.event.kind == PLAY
+    )
+    assert count == 839
+
+
+@pytest.mark.parametrize("path", english_files(), ids=lambda p: p.name)
+def test_running_totals_add_up(path):
+    game = read_gcg(path)
+    totals: dict[int, int] = {}
+    for ev in game.events:
+        expected = totals.get(ev.player_index, 0) + ev.score
+        if (path.name, ev.line) in TOTAL_SLIPS:
+            assert expected != ev.total
+        else:
+            assert expected == ev.total, f"line {ev.line}: {ev.text}"
+        totals[ev.player_index] = ev.total
+
+
+@pytest.mark.parametrize("name, reason", NOT_ENGLISH.items())
+def test_non_english_records_fail_clearly(name, reason):
+    path = next(p for p in gcg_files() if p.name == name)
+    with pytest.raises(InputError, match="not a letter of the english alphabet"):
+        list(replay(read_gcg(path), ENGLISH))
+
+
+def test_withdrawn_phony_leaves_the_board():
+    path = next(p for p in gcg_files() if p.name == "doug_v_emely_double_challenge.gcg")
+    turns = list(replay(read_gcg(path), ENGLISH))
+    i = next(k for k, t in enumerate(turns) if t.event.kind == WITHDRAWN)
+    phony = turns[i - 1]
+    assert phony.event.kind == PLAY and phony.event.word == "TIL.."
+    assert turns[i + 1].board == phony.board  # the phony's tiles are gone again
+
+
+def test_event_kinds_and_encodings():
+    game = parse_gcg(
+        "#player1 a Alice A\n#player2 b Bob\n"
+        ">a: ABC?DEF 8d FaCED +30 30\n"
+        ">b: XYZ -XY +0 0\n"
+        ">a: GHI - +0 30\n"
+        ">b: QQ 9E QI +11 11 trailing comment\n"
+        ">b: QQ -- -11 0\n"
+        ">a: ABC (challenge) +5 35\n"
+        ">a:  (QQ) +20 55\n"
+        ">b: QQ (QQ) -20 -20\n"
+    )
+    kinds = [e.kind for e in game.events]
+    assert kinds == [PLAY, EXCHANGE, PASS, PLAY, WITHDRAWN, CHALLENGE_BONUS, END_RACK, END_RACK]
+    assert game.players[0].name == "Alice A" and game.players[1].name == "Bob"
+    assert game.events[1].tiles == "XY" and game.events[6].tiles == "QQ"
+    assert [e.player_index for e in game.events] == [0, 1, 0, 1, 1, 0, 0, 1]
+
+
+def test_latin1_and_utf8_names():
+    by_name = {p.name: p for p in gcg_files()}
+    assert "ú" in read_gcg(by_name["some_isc_game.gcg"]).players[1].nick
+    latin = read_gcg(by_name["name_iso8859-1.gcg"])
+    utf8 = read_gcg(by_name["name_utf8_noheader.gcg"])
+    assert latin.players[0].nick == utf8.players[0].nick == "césar"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (">a 8D CAT +5 5", "without 'nick:'"),
+        (">a: 8D CAT", r"no '\+score total'"),
+        (">a: +5 5", "nothing between"),
+        (">a: ABC ??? +5 5", "cannot read move"),
+    ],
+)
+def test_bad_move_lines(line, message):
+    with pytest.raises(InputError, match=message):
+        parse_gcg(line)

@@ -3,6 +3,7 @@
 from .board import ACROSS, DOWN, Board
 from .errors import AnchorError, InputError, LexiconError, RulesetError
 from .lexicon import BuildReport, Lexicon
+from .moves import Move, MoveList
 from .notation import Play, Position, parse_cgp, parse_play, parse_rack
 from .rules import Ruleset
 from .scoring import Score, TileScore, Validation, WordScore, score_play, validate_play
@@ -17,6 +18,8 @@ __all__ = [
     "InputError",
     "Lexicon",
     "LexiconError",
+    "Move",
+    "MoveList",
     "Play",
     "Position",
     "Ruleset",

@@ -1,8 +1,8 @@
 /*
  * engine._movegen — the native core of Anchor.
  *
- * This file currently holds the KWG checker used by Lexicon.open/build; the
- * Appel–Jacobson move generator joins it (see DESIGN.md).
+ * Two parts: the KWG checker (Lexicon.open/build trust nothing they did not check)
+ * and the Appel & Jacobson move generator (CACM 31(5), 1988) with incremental scoring.
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -39,7 +39,8 @@ static inline uint32_t load_le32(const unsigned char *p) {
 typedef struct {
     uint64_t words;
     unsigned max_length;
-    uint32_t dawg_nodes; /* distinct nodes reachable from the DAWG root */
+    uint32_t dawg_nodes; /* nodes visited from the DAWG root (shared lists counted again) */
+    uint32_t extent;     /* one past the highest node index reachable from the DAWG root */
     char error[160];
 } KwgReport;
 
@@ -50,6 +51,7 @@ static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, KwgRep
     rep->words = 0;
     rep->max_length = 0;
     rep->dawg_nodes = 0;
+    rep->extent = 2;
     if (root == 0) return 0;
 
     /* state per list start: 0 unseen, 1 on the stack, 2 done */
@@ -82,6 +84,11 @@ static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, KwgRep
                      "node %u has tile %u, outside the alphabet of %u letters", i, tile, alphabet);
             goto done;
         }
+        if (i > list && tile <= kwg_tile(nodes[i - 1])) {
+            snprintf(rep->error, sizeof rep->error,
+                     "sibling list at node %u is not in ascending tile order at node %u", list, i);
+            goto done;
+        }
         uint32_t child = kwg_arc(node);
         if (child && state[child] != 2) {
             if (state[child] == 1) {
@@ -108,6 +115,7 @@ static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, KwgRep
         }
         if (d > depth[list]) depth[list] = (uint16_t)d;
         rep->dawg_nodes++;
+        if (i + 1 > rep->extent) rep->extent = i + 1;
         if (kwg_is_end(node)) {
             state[list] = 2;
             --top;
@@ -218,6 +226,628 @@ out:
     return result;
 }
 
+/* --------------------------------------------------------- move generator */
+#define MAX_SIDE 21                 /* rules.MAX_SIDE: fixed buffers below */
+#define MAX_CELLS (MAX_SIDE * MAX_SIDE)
+#define MAX_LETTERS 63              /* cross-sets are 64-bit masks, bit 0 unused */
+#define MAX_RACK 16
+#define BLANK_FLAG 0x80u
+#define TILE_MASK 0x7Fu
+#define RECORD_TILES 24             /* >= MAX_SIDE */
+#define MODE_ACROSS 1
+#define MODE_DOWN 2
+#define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
+
+/* Move record, 32 bytes in native byte order (engine/moves.py unpacks it):
+ *   0..3   int32  score (main word, cross-words, bingo)
+ *   4      uint8  row of the main word's first square (original board, 0-based)
+ *   5      uint8  column of that square
+ *   6      uint8  direction: 0 across, 1 down
+ *   7      uint8  length of the main word (2..MAX_SIDE)
+ *   8..31  uint8  one byte per main-word square: the tile placed there (1..N, with
+ *                 BLANK_FLAG for a blank standing for it), 0 if it was already on the board
+ */
+typedef struct {
+    int32_t score;
+    uint8_t row, col, dir, len;
+    uint8_t tiles[RECORD_TILES];
+} MoveRecord;
+_Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
+
+typedef struct {
+    MoveRecord *items;
+    size_t count, capacity;
+} MoveBuf;
+
+/* Per sibling-list start: which tiles the list holds and which of them end a word.
+ * Lists are sorted by tile, so the node for tile t is at start + popcount(children
+ * below t): O(1) lookups and loops over only the letters that can go on a square. */
+typedef struct {
+    uint64_t children;
+    uint64_t accepts;
+} ListMasks;
+
+/* Running score of the play being built: passed by value down the recursion. */
+typedef struct {
+    int32_t main;  /* letter sum of the main word, letter premiums applied */
+    int32_t mult;  /* product of word premiums under placed tiles */
+    int32_t cross; /* finished scores of the cross-words formed so far */
+    int32_t placed;
+} Tally;
+
+/* Ruleset constants, fixed for the life of a Generator. */
+typedef struct {
+    int rows, cols, alphabet, rack_size, bingo, centre_row, centre_col;
+    int32_t values[MAX_LETTERS + 1]; /* by tile; [0] = 0 for blanks */
+    uint8_t lm[MAX_CELLS], wm[MAX_CELLS];
+} Rules;
+
+/* Everything LeftPart/ExtendRight read and write, for one pass over one orientation.
+ * The down pass runs on the transposed board, so the search only knows "across". */
+typedef struct {
+    const uint32_t *nodes;
+    const ListMasks *masks;             /* indexed by list start, below `extent` */
+    uint32_t n_nodes, extent, root;
+    const Rules *rules;
+    int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
+    uint8_t cells[MAX_CELLS];
+    uint8_t lm[MAX_CELLS], wm[MAX_CELLS];
+    uint64_t cross[MAX_CELLS];          /* letters the perpendicular word allows */
+    int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
+    uint8_t anchor[MAX_CELLS];
+    uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
+    uint64_t rack_mask;                 /* bit t set while tile t is on the rack */
+    uint64_t all_letters;               /* bits 1..N */
+    int rack_left;
+    int row, anchor_col, start_col;
+    uint8_t left[MAX_SIDE];             /* left part placed from the rack */
+    int left_len;
+    uint8_t placed[MAX_SIDE];           /* tile placed in each column of the row, 0 = none */
+    int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
+    MoveBuf *out;
+    int failed;                         /* out of memory */
+} Search;
+
+/* Letters the rack can put down: any letter while a blank remains. */
+static inline uint64_t playable(const Search *s) {
+    return s->rack[0] ? s->all_letters : s->rack_mask;
+}
+
+static inline void take_tile(Search *s, unsigned from) {
+    if (--s->rack[from] == 0 && from) s->rack_mask &= ~((uint64_t)1 << from);
+    s->rack_left--;
+}
+
+static inline void return_tile(Search *s, unsigned from) {
+    if (s->rack[from]++ == 0 && from) s->rack_mask |= (uint64_t)1 << from;
+    s->rack_left++;
+}
+
+static inline int32_t tile_points(const Rules *r, uint8_t cell) {
+    return (cell & BLANK_FLAG) ? 0 : r->values[cell & TILE_MASK];
+}
+
+static inline uint64_t list_children(const Search *s, uint32_t list) {
+    return list && list < s->extent ? s->masks[list].children : 0;
+}
+
+/* Index of the node for `tile` in the sibling list starting at `list`, or 0. */
+static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile) {
+    uint64_t children = list_children(s, list);
+    if (tile > MAX_LETTERS || !(children >> tile & 1u)) return 0;
+    return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
+}
+
+static void emit(Search *s, int end_col, Tally t) {
+    int start = s->start_col, len = end_col - start;
+    if (len < 2) return;
+    if (s->skip_lone_cross && t.placed == 1) {
+        /* A lone tile with a perpendicular word was already found in the across pass. */
+        for (int c = start; c < end_col; c++)
+            if (s->placed[c] && s->cross_score[s->row * s->cols + c] >= 0) return;
+    }
+    MoveBuf *out = s->out;
+    if (out->count == out->capacity) {
+        size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
+        MoveRecord *grown = realloc(out->items, cap * sizeof *grown);
+        if (!grown) {
+            s->failed = 1;
+            return;
+        }
+        out->items = grown;
+        out->capacity = cap;
+    }
+    MoveRecord *m = &out->items[out->count++];
+    m->score = t.main * t.mult + t.cross + (t.placed == s->rules->rack_size ? s->rules->bingo : 0);
+    m->row = (uint8_t)(s->dir ? start : s->row);
+    m->col = (uint8_t)(s->dir ? s->row : start);
+    m->dir = (uint8_t)s->dir;
+    m->len = (uint8_t)len;
+    memset(m->tiles, 0, sizeof m->tiles);
+    for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
+}
+
+/* ExtendRight [AJ88]: `list` is the sibling list of letters that may follow the word so
+ * far; `accepted` says whether the word ending just left of `col` is in the lexicon. */
+static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally t) {
+    if (s->failed) return;
+    int idx = s->row * s->cols + col;
+    if (col >= s->cols || s->cells[idx] == 0) {
+        if (accepted && col > s->anchor_col) emit(s, col, t);
+        if (col >= s->cols || list == 0 || s->rack_left == 0) return;
+        uint64_t allowed = s->cross[idx] & playable(s);
+        if (!allowed) return;
+        int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
+        uint64_t children = list_children(s, list);
+        uint64_t todo = children & allowed;
+        while (todo) {
+            unsigned tile = (unsigned)__builtin_ctzll(todo);
+            todo &= todo - 1;
+            uint32_t node = s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))];
+            uint32_t child = kwg_arc(node);
+            int acc = kwg_accepts(node);
+            for (int blank = 0; blank < 2; blank++) {
+                unsigned from = blank ? 0 : tile;
+                if (!s->rack[from]) continue;
+                int32_t points = blank ? 0 : s->rules->values[tile];
+                Tally u = t;
+                u.main += points * lm;
+                u.mult *= wm;
+                u.placed++;
+                if (cross >= 0) u.cross += (cross + points * lm) * wm;
+                take_tile(s, from);
+                s->placed[col] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
+                extend_right(s, child, col + 1, acc, u);
+                s->placed[col] = 0;
+                return_tile(s, from);
+            }
+        }
+    } else {
+        uint8_t cell = s->cells[idx];
+        uint32_t i = child_node(s, list, cell & TILE_MASK);
+        if (!i) return;
+        Tally u = t;
+        u.main += tile_points(s->rules, cell);
+        extend_right(s, kwg_arc(s->nodes[i]), col + 1, kwg_accepts(s->nodes[i]), u);
+    }
+}
+
+/* LeftPart [AJ88]: every prefix from the rack of up to `limit` tiles, each extended to
+ * the right through the anchor. The prefix's squares are fixed only once its length is. */
+static void left_part(Search *s, uint32_t list, int limit) {
+    if (s->failed) return;
+    int start = s->anchor_col - s->left_len;
+    Tally t = {0, 1, 0, s->left_len};
+    for (int i = 0; i < s->left_len; i++) {
+        int col = start + i, idx = s->row * s->cols + col;
+        s->placed[col] = s->left[i];
+        t.main += tile_points(s->rules, s->left[i]) * s->lm[idx];
+        t.mult *= s->wm[idx];
+    }
+    s->start_col = start;
+    extend_right(s, list, s->anchor_col, 0, t);
+    if (limit == 0 || list == 0 || s->rack_left <= 1) return;
+    uint64_t children = list_children(s, list);
+    uint64_t todo = children & playable(s);
+    while (todo) {
+        unsigned tile = (unsigned)__builtin_ctzll(todo);
+        todo &= todo - 1;
+        uint32_t child = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))]);
+        if (!child) continue;
+        for (int blank = 0; blank < 2; blank++) {
+            unsigned from = blank ? 0 : tile;
+            if (!s->rack[from]) continue;
+            take_tile(s, from);
+            s->left[s->left_len++] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
+            left_part(s, child, limit - 1);
+            s->left_len--;
+            return_tile(s, from);
+        }
+    }
+}
+
+/* Lay the board out for one pass (transposed for down plays), then compute anchors,
+ * cross-sets and cross-scores from the perpendicular (vertical) words. */
+static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir) {
+    s->dir = dir;
+    s->rows = dir ? r->cols : r->rows;
+    s->cols = dir ? r->rows : r->cols;
+    for (int row = 0; row < s->rows; row++)
+        for (int col = 0; col < s->cols; col++) {
+            int src = dir ? col * r->cols + row : row * r->cols + col;
+            int dst = row * s->cols + col;
+            s->cells[dst] = board[src];
+            s->lm[dst] = r->lm[src];
+            s->wm[dst] = r->wm[src];
+        }
+    uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    int any_tile = 0;
+    for (int row = 0; row < s->rows; row++)
+        for (int col = 0; col < s->cols; col++) {
+            int idx = row * s->cols + col;
+            s->anchor[idx] = 0;
+            s->cross[idx] = all;
+            s->cross_score[idx] = -1;
+            if (s->cells[idx]) {
+                any_tile = 1;
+                continue;
+            }
+            int up = row > 0 && s->cells[idx - s->cols];
+            int down = row + 1 < s->rows && s->cells[idx + s->cols];
+            int left = col > 0 && s->cells[idx - 1];
+            int right = col + 1 < s->cols && s->cells[idx + 1];
+            s->anchor[idx] = (uint8_t)(up || down || left || right);
+            if (!up && !down) continue;
+            int top = row, bottom = row;
+            while (top > 0 && s->cells[(top - 1) * s->cols + col]) top--;
+            while (bottom + 1 < s->rows && s->cells[(bottom + 1) * s->cols + col]) bottom++;
+            int32_t score = 0;
+            uint32_t list = s->root;
+            for (int k = top; k < row && list; k++) {
+                uint8_t cell = s->cells[k * s->cols + col];
+                uint32_t i = child_node(s, list, cell & TILE_MASK);
+                list = i ? kwg_arc(s->nodes[i]) : 0;
+                if (!i) break;
+            }
+            for (int k = top; k <= bottom; k++)
+                if (k != row) score += tile_points(r, s->cells[k * s->cols + col]);
+            uint64_t mask = 0;
+            if (row == bottom) {
+                mask = list && list < s->extent ? s->masks[list].accepts : 0;
+            } else {
+                uint64_t children = list_children(s, list), todo = children;
+                while (todo) {
+                    unsigned x = (unsigned)__builtin_ctzll(todo);
+                    todo &= todo - 1;
+                    uint32_t next = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+                    int acc = 0;
+                    for (int k = row + 1; k <= bottom && next; k++) {
+                        uint32_t j = child_node(s, next, s->cells[k * s->cols + col] & TILE_MASK);
+                        acc = j && k == bottom ? kwg_accepts(s->nodes[j]) : 0;
+                        next = j ? kwg_arc(s->nodes[j]) : 0;
+                        if (!j) break;
+                    }
+                    if (acc) mask |= (uint64_t)1 << x;
+                }
+            }
+            s->cross[idx] = mask & all;
+            s->cross_score[idx] = score;
+        }
+    if (!any_tile) {
+        int cr = dir ? r->centre_col : r->centre_row, cc = dir ? r->centre_row : r->centre_col;
+        s->anchor[cr * s->cols + cc] = 1;
+    }
+}
+
+static void run_pass(Search *s) {
+    for (int row = 0; row < s->rows && !s->failed; row++) {
+        memset(s->placed, 0, sizeof s->placed);
+        for (int col = 0; col < s->cols; col++) {
+            int idx = row * s->cols + col;
+            if (!s->anchor[idx] || !(s->cross[idx] & playable(s))) continue;
+            s->row = row;
+            s->anchor_col = col;
+            if (col > 0 && s->cells[idx - 1]) {
+                /* the left part is already on the board: read it, then extend */
+                int c = col - 1;
+                while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
+                uint32_t list = s->root;
+                Tally t = {0, 1, 0, 0};
+                for (int k = c; k < col && list; k++) {
+                    uint8_t cell = s->cells[row * s->cols + k];
+                    uint32_t i = child_node(s, list, cell & TILE_MASK);
+                    list = i ? kwg_arc(s->nodes[i]) : 0;
+                    t.main += tile_points(s->rules, cell);
+                }
+                if (!list) continue;
+                s->start_col = c;
+                extend_right(s, list, col, 0, t);
+            } else {
+                int limit = 0;
+                for (int c = col - 1; c >= 0; c--) {
+                    int j = row * s->cols + c;
+                    if (s->cells[j] || s->anchor[j]) break;
+                    limit++;
+                }
+                if (limit > s->rack_left - 1) limit = s->rack_left - 1;
+                s->left_len = 0;
+                left_part(s, s->root, limit);
+            }
+        }
+    }
+}
+
+/* Rank by score, descending; ties keep generation order (row, anchor, lexicon order),
+ * which is deterministic. With limit >= 0 only the top `limit` are kept: a histogram
+ * finds the cut-off score, so the rest are never sorted. O(n + max score). */
+static MoveRecord *rank_moves(const MoveBuf *buf, long limit, size_t *out_count) {
+    size_t n = buf->count;
+    size_t keep = (limit >= 0 && (size_t)limit < n) ? (size_t)limit : n;
+    *out_count = keep;
+    MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
+    if (!sorted) return NULL;
+    if (keep == 0) return sorted;
+    int32_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        if (buf->items[i].score > max) max = buf->items[i].score;
+    size_t *slot = calloc((size_t)max + 2, sizeof *slot);
+    if (!slot) {
+        free(sorted);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) slot[buf->items[i].score]++;
+    /* scores at or above `cut` are kept; at `cut` only the first `room` of them */
+    size_t above = 0;
+    int32_t cut = max;
+    while (cut > 0 && above + slot[cut] < keep) above += slot[cut--];
+    size_t room = keep - above;
+    /* turn counts into starting offsets, highest score first */
+    size_t offset = 0;
+    for (int32_t sc = max; sc >= cut; sc--) {
+        size_t c = slot[sc];
+        slot[sc] = offset;
+        offset += (sc == cut && c > room) ? room : c;
+    }
+    size_t at_cut_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t sc = buf->items[i].score;
+        if (sc < cut) continue;
+        if (sc == cut) {
+            if (at_cut_seen >= room) continue;
+            at_cut_seen++;
+        }
+        sorted[slot[sc]++] = buf->items[i];
+    }
+    free(slot);
+    return sorted;
+}
+
+/* ------------------------------------------------------- Generator object */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer kwg; /* held while the object lives: the lexicon's mmap cannot close */
+    int has_kwg;
+    const uint32_t *nodes;
+    uint32_t *owned_nodes;
+    uint32_t n_nodes, extent;
+    ListMasks *masks; /* extent entries; built once per Generator */
+    Rules rules;
+} Generator;
+
+static void Generator_dealloc(Generator *self) {
+    if (self->has_kwg) PyBuffer_Release(&self->kwg);
+    free(self->owned_nodes);
+    free(self->masks);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int read_grid(PyObject *obj, uint8_t *dst, int cells, const char *what, int max_value) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0) return -1;
+    int ok = v.len == cells;
+    if (ok) {
+        memcpy(dst, v.buf, (size_t)cells);
+        for (int i = 0; i < cells; i++)
+            if (dst[i] < 1 || dst[i] > max_value) ok = 0;
+    }
+    PyBuffer_Release(&v);
+    if (!ok) PyErr_Format(PyExc_ValueError, "%s must be %d bytes, each 1..%d", what, cells, max_value);
+    return ok ? 0 : -1;
+}
+
+static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
+                            "centre_row", "centre_col", "rack_size", "bingo", NULL};
+    PyObject *kwg, *values, *lm, *wm;
+    Rules *r = &self->rules;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii", names, &kwg, &r->rows, &r->cols,
+                                     &values, &lm, &wm, &r->centre_row, &r->centre_col,
+                                     &r->rack_size, &r->bingo))
+        return -1;
+    if (r->rows < 2 || r->rows > MAX_SIDE || r->cols < 2 || r->cols > MAX_SIDE) {
+        PyErr_Format(PyExc_ValueError, "board %dx%d: each side must be 2..%d", r->rows, r->cols, MAX_SIDE);
+        return -1;
+    }
+    if (r->centre_row < 0 || r->centre_row >= r->rows || r->centre_col < 0 || r->centre_col >= r->cols) {
+        PyErr_SetString(PyExc_ValueError, "centre square is off the board");
+        return -1;
+    }
+    if (r->rack_size < 1 || r->rack_size > MAX_RACK || r->bingo < 0 || r->bingo > 100000) {
+        PyErr_SetString(PyExc_ValueError, "rack size must be 1..16 and the bingo bonus 0..100000");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(values, "values must be a sequence of ints");
+    if (!seq) return -1;
+    Py_ssize_t nv = PySequence_Fast_GET_SIZE(seq);
+    if (nv < 2 || nv > MAX_LETTERS + 1) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "values must list 2..%d entries (blank first)", MAX_LETTERS + 1);
+        return -1;
+    }
+    r->alphabet = (int)nv - 1;
+    memset(r->values, 0, sizeof r->values);
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (v < 0 || v > 1000 || (i == 0 && v != 0)) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "tile value %ld at %zd is out of range", v, i);
+            return -1;
+        }
+        r->values[i] = (int32_t)v;
+    }
+    Py_DECREF(seq);
+    int cells = r->rows * r->cols;
+    if (read_grid(lm, r->lm, cells, "letter_mult", 4) < 0) return -1;
+    if (read_grid(wm, r->wm, cells, "word_mult", 4) < 0) return -1;
+    if (self->has_kwg) {
+        PyBuffer_Release(&self->kwg);
+        self->has_kwg = 0;
+    }
+    free(self->owned_nodes);
+    self->owned_nodes = NULL;
+    free(self->masks);
+    self->masks = NULL;
+    if (PyObject_GetBuffer(kwg, &self->kwg, PyBUF_SIMPLE) < 0) return -1;
+    self->has_kwg = 1;
+    if (self->kwg.len % 4 != 0 || self->kwg.len < 8 || (uint64_t)self->kwg.len / 4 > KWG_MAX_NODES) {
+        PyErr_SetString(PyExc_ValueError, "kwg buffer has a bad size");
+        return -1;
+    }
+    self->n_nodes = (uint32_t)(self->kwg.len / 4);
+    self->nodes = kwg_nodes_view(&self->kwg, &self->owned_nodes);
+    if (!self->nodes) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    KwgReport rep;
+    rep.error[0] = 0;
+    int bad = 0;
+    for (uint32_t i = 0; i < self->n_nodes && !bad; i++)
+        if (kwg_arc(self->nodes[i]) >= self->n_nodes) bad = 1;
+    if (!bad && !kwg_is_end(self->nodes[self->n_nodes - 1])) bad = 1;
+    if (!bad && kwg_walk(self->nodes, self->n_nodes, (unsigned)r->alphabet, &rep) != 0) bad = 1;
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "kwg buffer failed its check: %s",
+                     rep.error[0] ? rep.error : "arc out of range or unterminated list");
+        return -1;
+    }
+    /* masks of the list starting at every node below the DAWG's extent, built backwards */
+    self->extent = rep.extent;
+    self->masks = calloc(self->extent + 1, sizeof *self->masks);
+    if (!self->masks) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t i = self->extent; i-- > 2;) {
+        uint32_t node = self->nodes[i];
+        unsigned tile = kwg_tile(node);
+        uint64_t bit = tile >= 1 && tile <= MAX_LETTERS ? (uint64_t)1 << tile : 0;
+        ListMasks next = kwg_is_end(node) ? (ListMasks){0, 0} : self->masks[i + 1];
+        self->masks[i].children = next.children | bit;
+        self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(generate_doc,
+"generate(cells, rack, mode, limit) -> (records, total)\n\n"
+"cells: rows*cols board bytes; rack: alphabet+1 tile counts (blanks first);\n"
+"mode: 1 across, 2 down, 3 both; limit: -1 for all, else the top N.\n"
+"records: ranked 32-byte move records (layout in _movegen.c); total: plays found.");
+
+static PyObject *Generator_generate(Generator *self, PyObject *args) {
+    Py_buffer cells_view, rack_view;
+    int mode;
+    long limit;
+    if (!PyArg_ParseTuple(args, "y*y*il", &cells_view, &rack_view, &mode, &limit)) return NULL;
+    const Rules *r = &self->rules;
+    int ncells = r->rows * r->cols;
+    PyObject *result = NULL;
+    Search *s = NULL;
+    MoveBuf buf = {NULL, 0, 0};
+    MoveRecord *ranked = NULL;
+    uint8_t board[MAX_CELLS];
+    uint8_t rack[MAX_LETTERS + 1];
+    if (cells_view.len != ncells) {
+        PyErr_Format(PyExc_ValueError, "board has %zd cells; this ruleset's has %d", cells_view.len, ncells);
+        goto out;
+    }
+    if (rack_view.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "rack must give %d counts", r->alphabet + 1);
+        goto out;
+    }
+    if (mode < 1 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "mode must be 1 (across), 2 (down) or 3 (both)");
+        goto out;
+    }
+    memcpy(board, cells_view.buf, (size_t)ncells);
+    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
+    for (int i = 0; i < ncells; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet)) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    int rack_total = 0;
+    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
+    if (rack_total > r->rack_size) {
+        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
+        goto out;
+    }
+    s = malloc(sizeof *s);
+    if (!s) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    int failed = 0;
+    size_t kept = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int dir = 0; dir < 2 && !failed; dir++) {
+        if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
+        s->nodes = self->nodes;
+        s->masks = self->masks;
+        s->extent = self->extent;
+        s->n_nodes = self->n_nodes;
+        s->root = kwg_arc(self->nodes[0]);
+        s->rules = r;
+        memcpy(s->rack, rack, sizeof rack);
+        s->rack_left = rack_total;
+        s->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
+        s->rack_mask = 0;
+        for (int k = 1; k <= r->alphabet; k++)
+            if (rack[k]) s->rack_mask |= (uint64_t)1 << k;
+        s->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
+        s->out = &buf;
+        s->failed = 0;
+        prepare_pass(s, r, board, dir);
+        if (s->root) run_pass(s);
+        failed = s->failed;
+    }
+    if (!failed) {
+        ranked = rank_moves(&buf, limit, &kept);
+        if (!ranked) failed = 1;
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    PyObject *records = PyBytes_FromStringAndSize((const char *)ranked, (Py_ssize_t)(kept * sizeof(MoveRecord)));
+    if (records) {
+        result = Py_BuildValue("Nn", records, (Py_ssize_t)buf.count);
+    }
+out:
+    free(ranked);
+    free(buf.items);
+    free(s);
+    PyBuffer_Release(&cells_view);
+    PyBuffer_Release(&rack_view);
+    return result;
+}
+
+static PyMethodDef Generator_methods[] = {
+    {"generate", (PyCFunction)Generator_generate, METH_VARARGS, generate_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject GeneratorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "engine._movegen.Generator",
+    .tp_basicsize = sizeof(Generator),
+    .tp_dealloc = (destructor)Generator_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Generator(kwg, rows, cols, values, letter_mult, word_mult, centre_row, "
+              "centre_col, rack_size, bingo): move generation over one lexicon and ruleset.",
+    .tp_methods = Generator_methods,
+    .tp_init = (initproc)Generator_init,
+    .tp_new = PyType_GenericNew,
+};
+
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
     {NULL, NULL, 0, NULL},
@@ -229,4 +859,20 @@ static struct PyModuleDef movegen_module = {
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__movegen(void) { return PyModule_Create(&movegen_module); }
+PyMODINIT_FUNC PyInit__movegen(void) {
+    if (PyType_Ready(&GeneratorType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&movegen_module);
+    if (!m) return NULL;
+    Py_INCREF(&GeneratorType);
+    if (PyModule_AddObject(m, "Generator", (PyObject *)&GeneratorType) < 0) {
+        Py_DECREF(&GeneratorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(MoveRecord)) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SIDE", MAX_SIDE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

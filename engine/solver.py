@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from . import _movegen
 from .board import Board
 from .errors import InputError
 from .lexicon import Lexicon
-from .notation import Play, parse_play
-from .rules import Ruleset
+from .moves import Move, MoveList, exchanges
+from .notation import Play, parse_play, parse_rack
+from .rules import PREMIUMS, Ruleset
 from .scoring import Score, Validation, score_play, validate_play
+
+MODES = {"across": 1, "down": 2, "both": 3}
 
 
 class Solver:
     """Scores, validates and (with the move generator) finds plays for one lexicon."""
 
-    __slots__ = ("lexicon", "rules")
+    __slots__ = ("lexicon", "rules", "_generator")
 
     def __init__(self, lexicon: Lexicon, rules: Ruleset | None = None):
         rules = rules or lexicon.rules
@@ -26,6 +30,55 @@ class Solver:
             )
         self.lexicon = lexicon
         self.rules = rules
+        self._generator = _movegen.Generator(
+            lexicon.buffer,
+            rules.rows,
+            rules.cols,
+            rules.tile_values,
+            bytes(PREMIUMS[ch][0] for row in rules.premiums for ch in row),
+            bytes(PREMIUMS[ch][1] for row in rules.premiums for ch in row),
+            rules.centre[0],
+            rules.centre[1],
+            rules.rack_size,
+            rules.bingo_bonus,
+        )
+
+    def generate_moves(
+        self,
+        board: Board,
+        rack: str,
+        mode: str = "both",
+        limit: int | None = None,
+        include_exchanges: bool = False,
+    ) -> MoveList:
+        """Every legal play for `rack` on `board`, once each, ranked by score (best first).
+
+        mode: "both", "across" or "down". limit: keep only the top N (the rest are not
+        ranked). include_exchanges: add every distinct exchange and the pass (score 0).
+        """
+        self._check_board(board)
+        tiles = parse_rack(self.rules, rack)
+        if mode not in MODES:
+            raise InputError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise InputError(f"limit must be a whole number >= 0 or None, not {limit!r}")
+        counts = bytearray(self.rules.size + 1)
+        for t in tiles:
+            counts[t] += 1
+        records, total = self._generator.generate(
+            board.cells, bytes(counts), MODES[mode], -1 if limit is None else limit
+        )
+        extra = exchanges(self.rules, tiles) if include_exchanges and tiles else ()
+        if limit is not None:
+            extra = extra[: max(0, limit - len(records) // 32)]
+        return MoveList(board, records, total, extra)
+
+    def best_move(self, board: Board, rack: str, mode: str = "both") -> Move | None:
+        """The highest-scoring play, or None when there is none."""
+        moves = self.generate_moves(board, rack, mode=mode, limit=1)
+        return moves[0] if len(moves) else None
 
     def _check_board(self, board: Board) -> None:
         if not isinstance(board, Board):

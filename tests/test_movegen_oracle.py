@@ -1,0 +1,187 @@
+"""The generator against the brute-force oracle: the same plays, once each, same scores."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Board, Lexicon, Ruleset, Solver, validate_play
+
+from .oracle import all_plays
+
+TINY_TOML = """
+name = "tiny"
+rows = 9
+cols = 9
+rack_size = 7
+bingo_bonus = 50
+centre = "5E"
+total_tiles = 100
+tiles = '''
+A 9 1
+B 2 3
+C 2 3
+D 4 2
+E 12 1
+F 2 4
+G 3 2
+H 2 4
+I 9 1
+J 1 8
+K 1 5
+L 4 1
+M 2 3
+N 6 1
+O 8 1
+P 2 3
+Q 1 10
+R 6 1
+S 4 1
+T 6 1
+U 4 1
+V 2 4
+W 2 4
+X 1 8
+Y 2 4
+Z 1 10
+? 2 0
+'''
+premiums = '''
+T...D...T
+.t.....t.
+..d...d..
+D..D.D..D
+....D....
+D..D.D..D
+..d...d..
+.t.....t.
+T...D...T
+'''
+"""
+
+TINY = Ruleset.from_toml(TINY_TOML, source="tiny")
+ENGLISH = Ruleset.load("english")
+BAG = "".join(ch * n for ch, n in ENGLISH.counts.items()) + "??"
+
+
+def word_sample(twl06_words: list[str], seed: int, n: int) -> set[str]:
+    rng = random.Random(seed)
+    twos = [w.upper() for w in twl06_words if len(w) == 2]
+    longer = [w.upper() for w in twl06_words if 3 <= len(w) <= 7]
+    return set(twos) | set(rng.sample(longer, n))
+
+
+def random_board(
+    rules: Ruleset, lexicon: Lexicon, words: list[str], rng: random.Random, plays: int
+) -> Board:
+    """A board built only from valid plays (checked by validate_play, not the generator)."""
+    board = Board.empty(rules)
+    attempts = 0
+    while plays and attempts < 4000:
+        attempts += 1
+        word = rng.choice(words)
+        across = rng.random() < 0.5
+        r = rng.randrange(rules.rows)
+        c = rng.randrange(rules.cols)
+        dr, dc = (0, 1) if across else (1, 0)
+        if not board.in_bounds(r + dr * (len(word) - 1), c + dc * (len(word) - 1)):
+            continue
+        placed = []
+        ok = True
+        for i, ch in enumerate(word):
+            rr, cc = r + dr * i, c + dc * i
+            cell = board.letter_at(rr, cc)
+            if cell is None:
+                placed.append((rr, cc, ch.lower() if rng.random() < 0.08 else ch))
+            elif cell.upper() != ch:
+                ok = False
+                break
+        if not ok or not placed:
+            continue
+        if validate_play(board, placed, lexicon).ok:
+            board = board.apply(placed)
+            plays -= 1
+    return board
+
+
+def compare(solver: Solver, board: Board, rack: str, words: set[str]) -> int:
+    moves = solver.generate_moves(board, rack)
+    got: dict[frozenset, int] = {}
+    for m in moves:
+        key = frozenset(m.placed)
+        assert key not in got, f"duplicate play {m.notation} on\n{board.render()}"
+        got[key] = m.score
+    expected = all_plays(board, rack, words)
+    missing = {k: v for k, v in expected.items() if k not in got}
+    extra = {k: v for k, v in got.items() if k not in expected}
+    wrong = {
+        k: (got[k], expected[k]) for k in got.keys() & expected.keys() if got[k] != expected[k]
+    }
+    detail = (
+        f"rack {rack}\n{board.render()}\nmissing {list(missing.items())[:5]}\n"
+        f"extra {list(extra.items())[:5]}\nwrong {list(wrong.items())[:5]}"
+    )
+    assert not missing and not extra and not wrong, detail
+    assert moves.scores() == sorted(moves.scores(), reverse=True)
+    return len(got)
+
+
+@pytest.fixture(scope="module")
+def tiny_setup(twl06_words):
+    words = word_sample(twl06_words, 1, 300)
+    lexicon = Lexicon.build(words, TINY)
+    return Solver(lexicon, TINY), lexicon, words
+
+
+def random_rack(rng: random.Random, blanks_ok: bool = True) -> str:
+    bag = BAG if blanks_ok else BAG.replace("?", "")
+    size = rng.choice([1, 2, 3, 4, 5, 6, 7, 7, 7])
+    return "".join(rng.sample(bag, size))
+
+
+def test_oracle_tiny_boards_many_positions(tiny_setup):
+    solver, lexicon, words = tiny_setup
+    word_list = sorted(words)
+    rng = random.Random(2026)
+    total = 0
+    for i in range(1500):
+        board = random_board(
+            TINY, lexicon, word_list, rng, plays=rng.choice([0, 1, 2, 4, 6, 9, 14])
+        )
+        total += compare(solver, board, random_rack(rng, blanks_ok=i % 3 == 0), words)
+    assert total > 5000  # the comparison covered plenty of plays
+
+
+def test_oracle_full_size_english(twl06_words):
+    words = word_sample(twl06_words, 2, 400)
+    lexicon = Lexicon.build(words, ENGLISH)
+    solver = Solver(lexicon, ENGLISH)
+    word_list = sorted(words)
+    rng = random.Random(7)
+    for i in range(150):
+        board = random_board(ENGLISH, lexicon, word_list, rng, plays=rng.choice([0, 3, 8, 15, 25]))
+        compare(solver, board, random_rack(rng, blanks_ok=i % 4 == 0), words)
+
+
+def test_first_move_covers_the_centre(tiny_setup):
+    solver, _lexicon, words = tiny_setup
+    board = Board.empty(TINY)
+    moves = solver.generate_moves(board, "AEINRST")
+    assert len(moves) > 0
+    for m in moves:
+        assert (4, 4) in {(r, c) for r, c, _ in m.placed}
+    assert compare(solver, board, "AEINRS?", words) > len(moves)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 10**9), plays=st.integers(0, 12), rack=st.text("ABCDEILNORST?", max_size=7)
+)
+def test_oracle_property(tiny_setup, seed, plays, rack):
+    solver, lexicon, words = tiny_setup
+    rng = random.Random(seed)
+    board = random_board(TINY, lexicon, sorted(words), rng, plays)
+    compare(solver, board, rack, words)

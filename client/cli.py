@@ -47,7 +47,37 @@ def cmd_demo(args) -> int:
         f"\nvalid: {'yes' if check.ok else 'no: ' + '; '.join(check.errors)}"
         f"   (validated and scored in {elapsed:.0f} µs)"
     )
+    started = time.perf_counter()
+    moves = solver.generate_moves(position.board, rack)
+    elapsed = (time.perf_counter() - started) * 1e6
+    print(f"\nAll {len(moves)} legal plays for {rack}, found and ranked in {elapsed:.0f} µs. Best:")
+    for rank, m in enumerate(moves[:5], 1):
+        print(f"{rank:>3}. {m.notation:<22} {m.score:>4}")
     return 0 if check.ok else 1
+
+
+def cmd_analyze(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    board, rack = _board_and_rack(rules, args)
+    if rack is None:
+        raise AnchorError("no rack: give --rack, or a full CGP whose first rack is the player's")
+    solver = Solver(open_lexicon(args.lexicon, rules), rules)
+    started = time.perf_counter()
+    moves = solver.generate_moves(
+        board, rack, mode=args.mode, limit=args.top, include_exchanges=args.exchanges
+    )
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps([m.to_dict() for m in moves], ensure_ascii=False))
+        return 0
+    if args.show_board:
+        print(board.render() + "\n")
+    shown = f"top {len(moves)} of " if args.top is not None and len(moves) < moves.total else ""
+    print(f"Rack {rack}: {shown}{moves.total} plays ({elapsed * 1e3:.2f} ms)")
+    width = max((len(m.notation) for m in moves), default=0)
+    for rank, m in enumerate(moves, 1):
+        print(f"{rank:>5}. {m.notation:<{width}}  {m.score:>4}")
+    return 0
 
 
 def cmd_show(args) -> int:
@@ -123,6 +153,16 @@ def cmd_build_lexicon(args) -> int:
     return 0
 
 
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
 def _position_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", default="english", help="english, russian, erudit or a .toml file")
     p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
@@ -137,6 +177,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="show a real position and score a play on it")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: english)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("analyze", help="every legal play for a rack, ranked by score")
+    _position_args(p)
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--top", type=_non_negative, help="print only the N best plays")
+    p.add_argument("--mode", choices=("both", "across", "down"), default="both")
+    p.add_argument("--exchanges", action="store_true", help="also list exchanges and the pass")
+    p.add_argument("--show-board", action="store_true", help="render the board first")
+    p.add_argument("--json", action="store_true", help="print a JSON list of plays")
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("show", help="render a position")
     _position_args(p)

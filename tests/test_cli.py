@@ -73,3 +73,28 @@ def test_default_lexicon_file(default_english):
     assert len(default_english) == 172_820
     assert default_english.path == str(DEFAULT_KWG)
     assert default_english.contains("RETAINS") and not default_english.contains("QZX")
+
+
+def test_demo_lists_the_best_plays(capsys, default_english):
+    main(["demo"])
+    out = capsys.readouterr().out
+    assert "All 645 legal plays for ADENOST" in out
+    assert "  1. 10B DONATES" in out
+
+
+def test_analyze_text_and_json(capsys, magpie_twl06):
+    from .conftest import data_path
+
+    cgp = data_path("bench", "positions.cgp").read_text().splitlines()[3]
+    kwg = str(data_path("kwg", "TWL06.kwg"))
+    assert main(["analyze", "--cgp", cgp, "--lexicon", kwg, "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Rack CGILLRS: top 3 of 275 plays")
+    assert out[1].split() == ["1.", "H10", "(G)RILLS", "24"]
+    assert main(["analyze", "--cgp", cgp, "--lexicon", kwg, "--json", "--mode", "across"]) == 0
+    plays = json.loads(capsys.readouterr().out)
+    assert plays and all(p["direction"] == "across" for p in plays)
+    assert set(plays[0]) == {"notation", "score", "row", "col", "direction", "word", "placed"}
+    assert [p["score"] for p in plays] == sorted((p["score"] for p in plays), reverse=True)
+    assert main(["analyze", "--cgp", cgp.split()[0], "--lexicon", kwg]) == 2
+    assert "no rack" in capsys.readouterr().err

@@ -1,0 +1,50 @@
+"""Exercised under AddressSanitizer + UBSan by test_sanitizers.py (not collected by pytest):
+the bench positions, random garbage straight into the C entry points, mutated KWGs."""
+
+from __future__ import annotations
+
+import random
+import struct
+import sys
+from pathlib import Path
+
+from engine import Board, Lexicon, LexiconError, Ruleset, Solver, _movegen, parse_cgp
+
+data = Path(sys.argv[1])
+rules = Ruleset.load("english")
+lexicon = Lexicon.open(data / "kwg" / "TWL06.kwg", rules)
+solver = Solver(lexicon, rules)
+lines = (data / "bench" / "positions.cgp").read_text().splitlines()
+total = 0
+for line in lines:
+    if line.strip() and not line.startswith("#"):
+        pos = parse_cgp(rules, line)
+        total += len(solver.generate_moves(pos.board, pos.racks[0]))
+        solver.generate_moves(pos.board, pos.racks[0], limit=3)
+        solver.generate_moves(pos.board.transpose(), pos.racks[0], mode="down")
+rng = random.Random(11)
+gen = solver._generator
+for _ in range(3000):
+    cells = bytes(rng.choice((0, 0, 0, rng.randrange(256))) for _ in range(225))
+    rack = bytes(rng.choice((0, 0, 1, 2)) for _ in range(27))
+    try:
+        gen.generate(cells, rack, rng.randrange(0, 5), rng.randrange(-1, 30))
+    except ValueError:
+        pass
+for _ in range(300):
+    board = Board(rules, bytes(rng.choice((0, 0, rng.randrange(1, 27))) for _ in range(225)))
+    solver.generate_moves(board, "".join(rng.sample("AEINRST??", 7)))
+small = Lexicon.build(["AA", "AB", "ABA", "BA", "CAB", "CABS"], rules).to_bytes()
+nodes = list(struct.unpack(f"<{len(small) // 4}I", small))
+for _ in range(3000):
+    mutated = list(nodes)
+    for _ in range(rng.randrange(1, 4)):
+        mutated[rng.randrange(len(mutated))] = rng.randrange(2**32)
+    blob = struct.pack(f"<{len(mutated)}I", *mutated)
+    try:
+        _movegen.kwg_check(blob, 26)
+        lex = Lexicon.from_bytes(blob, rules)
+        Solver(lex, rules).generate_moves(Board.empty(rules), "ABCS??")
+    except (LexiconError, ValueError):
+        pass
+print(f"ok {total} {_movegen.__file__}")

@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
+LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
 .PHONY: demo test bench dictionaries lint clean
 
@@ -12,18 +13,19 @@ $(STAMP): pyproject.toml setup.py engine/_movegen.c
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	@touch $(STAMP)
 
-$(ENGLISH_KWG): | $(STAMP)
-	$(PY) dictionaries/fetch.py english
+dictionaries/build/%.kwg: | $(STAMP)
+	$(PY) dictionaries/fetch.py $*
 
 demo: $(STAMP) $(ENGLISH_KWG)
 	@$(VENV)/bin/anchor demo
 
-test: $(STAMP) $(ENGLISH_KWG)
+test: $(STAMP) $(LEXICA)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) bench/lexicon.py
 	$(PY) bench/scoring.py
+	$(PY) bench/movegen.py
 
 dictionaries: $(STAMP)
 	$(PY) dictionaries/fetch.py

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from client.cli import main
 
 from .conftest import DEFAULT_KWG
@@ -98,3 +100,15 @@ def test_analyze_text_and_json(capsys, magpie_twl06):
     assert [p["score"] for p in plays] == sorted((p["score"] for p in plays), reverse=True)
     assert main(["analyze", "--cgp", cgp.split()[0], "--lexicon", kwg]) == 2
     assert "no rack" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ruleset", ["russian", "erudit"])
+def test_analyze_cyrillic(capsys, ruleset):
+    cgp = "15/15/15/15/15/15/15/7ТАСОВКА1/15/15/15/15/15/15/15 ЕЖИКЛМН/ 0/0 0"
+    assert (
+        main(["analyze", "--ruleset", ruleset, "--lexicon", ruleset, "--cgp", cgp, "--top", "5"])
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("Rack ЕЖИКЛМН: top 5 of ")
+    assert len(out) == 6 and all(any("А" <= ch <= "я" for ch in line) for line in out[1:])

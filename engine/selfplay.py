@@ -1,0 +1,251 @@
+"""Self-play: whole games between computer players, every invariant checked every turn.
+
+A seeded bag with the ruleset's distribution, two or more players, a policy per player
+(greedy by default: the highest-scoring play, ties broken by the generator's order),
+exchanges when no play exists and the bag allows, passes, the game's end (a player
+out with the bag empty, or six scoreless turns in a row) and the end-of-game rack
+adjustment. Each game can be written as GCG.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .board import Board
+from .errors import AnchorError
+from .moves import EXCHANGE, PASS, Move
+from .rules import BLANK, Ruleset
+from .solver import Solver
+
+SCORELESS_LIMIT = 6
+
+# A policy sees the solver, the board, its rack and the bag's size, and returns the play
+# to make, or None to exchange (when the bag allows) or pass.
+Policy = Callable[[Solver, Board, str, int], "Move | None"]
+
+
+class InvariantError(AnchorError, AssertionError):
+    """Self-play found the engine breaking a rule (a bug, never a user error)."""
+
+
+def greedy(solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+    """The highest-scoring play; None when there is none."""
+    return solver.best_move(board, rack)
+
+
+class Bag:
+    """The tiles not yet drawn, in a seeded random order."""
+
+    def __init__(self, rules: Ruleset, rng: random.Random):
+        tiles = [ch for ch in rules.alphabet for _ in range(rules.counts[ch])]
+        tiles += [BLANK] * rules.blanks
+        rng.shuffle(tiles)
+        self._tiles = tiles
+        self._rng = rng
+
+    def draw(self, n: int) -> list[str]:
+        n = min(n, len(self._tiles))
+        drawn, self._tiles = self._tiles[:n], self._tiles[n:]
+        return drawn
+
+    def put_back(self, tiles: Sequence[str]) -> None:
+        self._tiles.extend(tiles)
+        self._rng.shuffle(self._tiles)
+
+    def counts(self) -> Counter[str]:
+        return Counter(self._tiles)
+
+    def __len__(self) -> int:
+        return len(self._tiles)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    player: int
+    rack: str  # before the move, tiles in alphabet order
+    move: Move
+    total: int  # the player's score after the move
+
+
+@dataclass
+class Game:
+    rules: Ruleset
+    seed: int
+    players: tuple[str, ...]
+    turns: list[Turn] = field(default_factory=list)
+    scores: list[int] = field(default_factory=list)
+    racks: list[str] = field(default_factory=list)  # left at the end
+    adjustments: list[int] = field(default_factory=list)  # end-of-game rack points
+    end: str = ""  # "out" or "scoreless"
+    board: Board | None = None
+    plays_generated: int = 0
+
+    def to_gcg(self) -> str:
+        return write_gcg(self)
+
+
+def _rack_text(rules: Ruleset, tiles: Counter[str]) -> str:
+    order = {ch: i for i, ch in enumerate(rules.alphabet)}
+    return "".join(sorted(tiles.elements(), key=lambda ch: order.get(ch, len(order))))
+
+
+def _rack_value(rules: Ruleset, tiles: Counter[str]) -> int:
+    return sum(rules.values.get(ch, 0) * n for ch, n in tiles.items())
+
+
+def play_game(
+    solver: Solver,
+    seed: int,
+    players: int = 2,
+    policies: Sequence[Policy] | None = None,
+    check: bool = True,
+) -> Game:
+    """Play one game to its end. With check=True every invariant is verified every turn
+    (InvariantError on a failure)."""
+    rules = solver.rules
+    if players < 2 or players * rules.rack_size > rules.total_tiles:
+        raise AnchorError(f"{players} players cannot play with {rules.total_tiles} tiles")
+    policies = list(policies or [greedy] * players)
+    if len(policies) != players:
+        raise AnchorError(f"{players} players need {players} policies, not {len(policies)}")
+    rng = random.Random(seed)
+    bag = Bag(rules, rng)
+    racks = [Counter(bag.draw(rules.rack_size)) for _ in range(players)]
+    board = Board.empty(rules)
+    game = Game(rules, seed, tuple(f"p{i + 1}" for i in range(players)), scores=[0] * players)
+    distribution = Counter({ch: n for ch, n in rules.counts.items() if n})
+    if rules.blanks:
+        distribution[BLANK] = rules.blanks
+    scoreless = 0
+    player = 0
+    while True:
+        rack = racks[player]
+        rack_text = _rack_text(rules, rack)
+        move = policies[player](solver, board, rack_text, len(bag))
+        if move is not None and move.kind == "play":
+            if check:
+                _check_play(solver, board, rack_text, move)
+            board = board.apply(move.placed)
+            for _r, _c, letter in move.placed:
+                rack[BLANK if letter.islower() else letter] -= 1
+            rack += Counter()
+            rack.update(bag.draw(rules.rack_size - sum(rack.values())))
+        elif len(bag) >= rules.rack_size and rack:
+            exchanged = rack if move is None or move.kind != EXCHANGE else Counter(move.exchanged)
+            kept = rack - exchanged
+            fresh = bag.draw(sum(exchanged.values()))
+            bag.put_back(list(exchanged.elements()))
+            racks[player] = rack = kept + Counter(fresh)
+            move = Move(0, -1, -1, "", "", (), EXCHANGE, _rack_text(rules, exchanged))
+        else:
+            move = Move(0, -1, -1, "", "", (), PASS)
+        game.scores[player] += move.score
+        game.turns.append(Turn(player, rack_text, move, game.scores[player]))
+        scoreless = scoreless + 1 if move.score == 0 else 0
+        if check:
+            _check_state(rules, board, bag, racks, distribution)
+        if not rack and not bag:
+            game.end = "out"
+            break
+        if scoreless >= SCORELESS_LIMIT:
+            game.end = "scoreless"
+            break
+        player = (player + 1) % players
+    # End of game: each rack's value is taken from its owner and, when a player went
+    # out, given to that player.
+    game.adjustments = [0] * players
+    for i, r in enumerate(racks):
+        value = _rack_value(rules, r)
+        game.adjustments[i] -= value
+        if game.end == "out":
+            game.adjustments[player] += value
+    game.scores = [s + a for s, a in zip(game.scores, game.adjustments, strict=True)]
+    game.racks = [_rack_text(rules, r) for r in racks]
+    game.board = board
+    return game
+
+
+def _check_play(solver: Solver, board: Board, rack: str, move: Move) -> None:
+    check = solver.validate_play(board, list(move.placed), rack=rack)
+    if not check.ok:
+        raise InvariantError(
+            f"generated play {move.notation} is illegal: {'; '.join(check.errors)}"
+        )
+    if check.score.total != move.score:
+        raise InvariantError(
+            f"generated play {move.notation} scored {move.score}, "
+            f"score_play says {check.score.total}"
+        )
+
+
+def _check_state(rules, board: Board, bag: Bag, racks, distribution: Counter) -> None:
+    seen = bag.counts() + board.tiles()
+    for r in racks:
+        seen += r
+    if seen != distribution:
+        raise InvariantError(
+            f"tiles not conserved: {dict(seen - distribution)} extra, "
+            f"{dict(distribution - seen)} missing"
+        )
+    if not _connected(board):
+        raise InvariantError("the board's tiles are not all connected")
+
+
+def _connected(board: Board) -> bool:
+    rows, cols = board.rules.rows, board.rules.cols
+    tiles = [(r, c) for r in range(rows) for c in range(cols) if board.cell(r, c)]
+    if not tiles:
+        return True
+    seen = {tiles[0]}
+    todo = [tiles[0]]
+    while todo:
+        r, c = todo.pop()
+        for nxt in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if nxt not in seen and board.in_bounds(*nxt) and board.cell(*nxt):
+                seen.add(nxt)
+                todo.append(nxt)
+    return len(seen) == len(tiles)
+
+
+def write_gcg(game: Game) -> str:
+    """The game as a GCG record (played-through tiles as '.')."""
+    rules = game.rules
+    lines = [
+        "#character-encoding UTF-8",
+        f"#description Anchor self-play, {rules.name}, seed {game.seed}",
+    ]
+    lines += [f"#player{i + 1} {nick} Player {i + 1}" for i, nick in enumerate(game.players)]
+    for turn in game.turns:
+        nick = game.players[turn.player]
+        m = turn.move
+        if m.kind == "play":
+            new = {(r, c) for r, c, _ in m.placed}
+            dr, dc = (0, 1) if m.direction == "across" else (1, 0)
+            word = "".join(
+                ch if (m.row + dr * i, m.col + dc * i) in new else "."
+                for i, ch in enumerate(m.word)
+            )
+            coord = m.notation.split()[0]
+            lines.append(f">{nick}: {turn.rack} {coord} {word} +{m.score} {turn.total}")
+        elif m.kind == EXCHANGE:
+            lines.append(f">{nick}: {turn.rack} -{m.exchanged} +0 {turn.total}")
+        else:
+            lines.append(f">{nick}: {turn.rack} - +0 {turn.total}")
+    running = [0] * len(game.players)
+    for t in game.turns:
+        running[t.player] = t.total
+    for i, adjustment in enumerate(game.adjustments):
+        if game.racks[i] and adjustment < 0:
+            running[i] += adjustment
+            lines.append(
+                f">{game.players[i]}: {game.racks[i]} ({game.racks[i]}) {adjustment} {running[i]}"
+            )
+    for i, adjustment in enumerate(game.adjustments):
+        if adjustment > 0:
+            running[i] += adjustment
+            out = "".join(game.racks[j] for j in range(len(game.players)) if j != i)
+            lines.append(f">{game.players[i]}: ({out}) +{adjustment} {running[i]}")
+    return "\n".join(lines) + "\n"

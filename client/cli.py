@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 
+from . import protocol
+from .client import AnalysisClient, ServiceError
 from .lexica import open_lexicon
 
 # Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
@@ -57,27 +60,61 @@ def cmd_demo(args) -> int:
 
 
 def cmd_analyze(args) -> int:
+    """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
-    board, rack = _board_and_rack(rules, args)
-    if rack is None:
-        raise AnchorError("no rack: give --rack, or a full CGP whose first rack is the player's")
-    solver = Solver(open_lexicon(args.lexicon, rules), rules)
-    started = time.perf_counter()
-    moves = solver.generate_moves(
-        board, rack, mode=args.mode, limit=args.top, include_exchanges=args.exchanges
+    if args.cgp:
+        position = protocol.Position(cgp=args.cgp, rack=args.rack, mode=args.mode, limit=args.top)
+    else:
+        rows = (
+            Path(args.board).read_text(encoding="utf-8").split()
+            if args.board
+            else ["." * rules.cols] * rules.rows
+        )
+        if args.rack is None:
+            raise AnchorError(
+                "no rack: give --rack, or a full CGP whose first rack is the player's"
+            )
+        position = protocol.Position(
+            rows=tuple(rows), rack=args.rack, mode=args.mode, limit=args.top
+        )
+    request = protocol.Request(
+        ruleset=args.ruleset,
+        lexicon=args.lexicon,
+        positions=(position,),
+        options=protocol.Options(exchanges=args.exchanges),
     )
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue)
+    started = time.perf_counter()
+    try:
+        result = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
+    if not result["ok"]:
+        error = result["error"]
+        raise AnchorError(f"{error['message']} [{error['code']}]")
+    moves = [protocol.move_dict(entry) for entry in result["moves"]]
     if args.json:
-        print(json.dumps([m.to_dict() for m in moves], ensure_ascii=False))
+        print(json.dumps(moves, ensure_ascii=False))
         return 0
-    if args.show_board:
-        print(board.render() + "\n")
-    shown = f"top {len(moves)} of " if args.top is not None and len(moves) < moves.total else ""
-    print(f"Rack {rack}: {shown}{moves.total} plays ({elapsed * 1e3:.2f} ms)")
-    width = max((len(m.notation) for m in moves), default=0)
+    if args.show_board and args.cgp:
+        print(Board.from_cgp(rules, args.cgp).render() + "\n")
+    rack = args.rack or (args.cgp.split()[1].split("/")[0] if args.cgp else "")
+    total = result["total"]
+    shown = f"top {len(moves)} of " if len(moves) < total else ""
+    where = "via Redis" if redis_url else "in-process"
+    print(f"Rack {rack}: {shown}{total} plays ({elapsed * 1e3:.2f} ms, {where})")
+    width = max((len(m["notation"]) for m in moves), default=0)
     for rank, m in enumerate(moves, 1):
-        print(f"{rank:>5}. {m.notation:<{width}}  {m.score:>4}")
+        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}")
     return 0
+
+
+def cmd_worker(args) -> int:
+    from worker.main import run
+
+    return run(args)
 
 
 def cmd_show(args) -> int:
@@ -186,7 +223,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exchanges", action="store_true", help="also list exchanges and the pass")
     p.add_argument("--show-board", action="store_true", help="render the board first")
     p.add_argument("--json", action="store_true", help="print a JSON list of plays")
+    p.add_argument(
+        "--redis-url",
+        help="go through the worker queue (default: $REDIS_URL; with neither, run in-process)",
+    )
+    p.add_argument("--queue", default="anchor", help="queue name (default: anchor)")
+    p.add_argument("--timeout", type=float, default=30, help="seconds to wait for the answer")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("worker", help="run a worker: take analysis jobs from Redis")
+    p.add_argument(
+        "--lexicon",
+        action="append",
+        metavar="NAME[@RULESET]=PATH",
+        help="a lexicon to serve, opened before the first job (repeatable; "
+        "default: english from dictionaries/build)",
+    )
+    p.add_argument("--queue", action="append", help="queue(s) to listen on (default: anchor)")
+    p.add_argument(
+        "--redis-url",
+        help="redis:// or rediss:// URL (default: $REDIS_URL, else redis://localhost:6379/0)",
+    )
+    p.add_argument("--name", help="worker name (default: RQ's)")
+    p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    p.add_argument("--max-jobs", type=_non_negative, help="exit after this many jobs")
+    p.add_argument(
+        "--maintenance-interval",
+        type=_non_negative,
+        default=10,
+        help="seconds between registry clean-ups that requeue abandoned jobs",
+    )
+    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument("--metrics-host", default="127.0.0.1")
+    p.add_argument("--log-format", choices=("json", "text"), default="json")
+    p.add_argument("--log-level", default="INFO")
+    p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("show", help="render a position")
     _position_args(p)

@@ -1,0 +1,1 @@
+"""Anchor's RQ worker: msgpack jobs from Redis, analysed with preloaded (mmapped) lexica."""

@@ -1,0 +1,221 @@
+"""AnalysisClient: what a game server imports. Through Redis (RQ) when given a URL,
+in-process otherwise (embedded mode), with the same requests and the same answers."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import protocol as p
+from .analysis import LexiconRegistry, run_request
+
+JOB_FUNCTION = "worker.jobs.analyze"  # by name: the client never imports the worker
+
+
+class ServiceError(Exception):
+    """The service did not answer: a timeout, or a job that failed in the worker."""
+
+
+@dataclass
+class Job:
+    """A submitted request; `result()` on the client waits for its answer."""
+
+    id: str
+    _result: dict | None = field(default=None, repr=False)  # embedded mode answers at once
+
+
+class AnalysisClient:
+    """submit / result / analyze / analyze_many.
+
+    redis_url None -> embedded: requests run in this process on lexica found like the
+    CLI finds them. Otherwise jobs go to the RQ queue `queue` with a timeout and retries.
+    """
+
+    def __init__(
+        self,
+        redis_url: str | None = None,
+        queue: str = "anchor",
+        job_timeout: int = 30,
+        retries: int = 2,
+        result_ttl: int = 3600,
+        registry: LexiconRegistry | None = None,
+        connection=None,
+    ):
+        self.redis_url = redis_url
+        self.job_timeout = job_timeout
+        self.retries = retries
+        self.result_ttl = result_ttl
+        if redis_url is None and connection is None:
+            self.registry = registry or LexiconRegistry(search=True)
+            self.queue = None
+            return
+        from redis import Redis
+        from rq import Queue
+
+        from .serializer import MsgpackSerializer
+
+        self.connection = connection if connection is not None else Redis.from_url(redis_url)
+        self.serializer = MsgpackSerializer
+        self.queue = Queue(queue, connection=self.connection, serializer=self.serializer)
+
+    @property
+    def embedded(self) -> bool:
+        return self.queue is None
+
+    # ---------------------------------------------------------------- one job
+    def submit(self, request: p.Request | bytes) -> Job:
+        """Enqueue a request (or raw protocol bytes, as another client would send)."""
+        payload = request if isinstance(request, bytes) else p.encode_request(request)
+        if self.embedded:
+            return Job(uuid.uuid4().hex, self._run_local(payload))
+        job = self.queue.enqueue_call(**self._job_args(payload))
+        return Job(job.id)
+
+    def result(self, job: Job, timeout: float = 30) -> dict:
+        """The job's result map; ServiceError if none arrives within `timeout` seconds."""
+        if job._result is not None:
+            return job._result
+        from rq.results import Result
+
+        key = Result.get_key(job.id)
+        last = "0-0"
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ServiceError(f"no result for job {job.id} within {timeout:g} s")
+            reply = self.connection.xread({key: last}, block=max(1, int(left * 1000)))
+            if not reply:
+                continue
+            for entry_id, fields in reply[0][1]:
+                last = entry_id
+                outcome = self._outcome(job.id, entry_id, fields)
+                if outcome is not None:
+                    return outcome
+
+    def analyze(self, request: p.Request | bytes, timeout: float = 30) -> dict:
+        return self.result(self.submit(request), timeout)
+
+    # ----------------------------------------------------------------- many
+    def analyze_many(
+        self,
+        requests: Sequence[p.Request | bytes],
+        timeout: float = 300,
+        progress: bool = False,
+    ) -> list[dict]:
+        """Results in request order. Enqueues in one pipeline and collects with pipelined
+        reads, so thousands of jobs cost a few round trips, not thousands."""
+        payloads = [r if isinstance(r, bytes) else p.encode_request(r) for r in requests]
+        bar = Progress(len(payloads)) if progress else None
+        if self.embedded:
+            out = []
+            for payload in payloads:
+                out.append(self._run_local(payload))
+                bar and bar.step(1)
+            bar and bar.close()
+            return out
+        from rq import Queue
+        from rq.results import Result
+
+        datas = [Queue.prepare_data(**self._job_args(pl, key="func")) for pl in payloads]
+        with self.connection.pipeline() as pipe:
+            jobs = self.queue.enqueue_many(datas, pipeline=pipe)
+            pipe.execute()
+        ids = [j.id for j in jobs]
+        results: dict[str, dict] = {}
+        deadline = time.monotonic() + timeout
+        pause = 0.002
+        while len(results) < len(ids):
+            if time.monotonic() > deadline:
+                raise ServiceError(
+                    f"{len(ids) - len(results)} of {len(ids)} jobs unanswered after {timeout:g} s"
+                )
+            waiting = [i for i in ids if i not in results]
+            with self.connection.pipeline(transaction=False) as pipe:
+                for job_id in waiting:
+                    pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+                replies = pipe.execute()
+            found = 0
+            for job_id, reply in zip(waiting, replies, strict=True):
+                if reply:
+                    outcome = self._outcome(job_id, reply[0][0], reply[0][1])
+                    if outcome is not None:
+                        results[job_id] = outcome
+                        found += 1
+            bar and bar.step(found)
+            if len(results) < len(ids):
+                pause = 0.002 if found else min(pause * 2, 0.1)
+                time.sleep(pause)
+        bar and bar.close()
+        return [results[i] for i in ids]
+
+    # -------------------------------------------------------------- helpers
+    def _job_args(self, payload: bytes, key: str = "func") -> dict:
+        from rq import Retry
+
+        return {
+            key: JOB_FUNCTION,
+            "args": (payload,),
+            "timeout": self.job_timeout,
+            "result_ttl": self.result_ttl,
+            "failure_ttl": self.result_ttl,
+            "retry": Retry(max=self.retries) if self.retries else None,
+            "job_id": uuid.uuid4().hex,
+            "description": "anchor analyze",
+        }
+
+    def _outcome(self, job_id: str, entry_id, fields: dict) -> dict | None:
+        """A result stream entry -> the result map, None for 'retried, wait on', or
+        ServiceError for a job that failed for good."""
+        from rq.results import Result
+
+        result = Result.restore(
+            job_id,
+            entry_id.decode() if isinstance(entry_id, bytes) else entry_id,
+            fields,
+            connection=self.connection,
+            serializer=self.serializer,
+        )
+        if result.type == Result.Type.SUCCESSFUL:
+            return p.check_result(result.return_value)
+        if result.type == Result.Type.RETRIED:
+            return None
+        raise ServiceError(
+            f"job {job_id} failed in the worker: {(result.exc_string or '').strip()[-500:]}"
+        )
+
+    def _run_local(self, payload: bytes) -> dict:
+        try:
+            return run_request(p.decode_request(payload), self.registry)
+        except p.ProtocolError as exc:
+            return exc.to_result()
+
+
+class Progress:
+    """A one-line progress bar on stderr: done/total and positions per second."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.started = time.monotonic()
+
+    def step(self, n: int) -> None:
+        self.done += n
+        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {rate:,.0f}/s"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def requests_for(positions: Iterable[p.Position], **kwargs) -> list[p.Request]:
+    """One single-position request per position (sharing ruleset, lexicon, options)."""
+    return [p.Request(positions=(pos,), **kwargs) for pos in positions]

@@ -1,0 +1,359 @@
+"""The wire protocol: versioned msgpack maps for requests and results (PROTOCOL.md).
+
+Decoding is strict and bounded: a payload over MAX_PAYLOAD bytes, anything that is not
+one msgpack map with string keys, an unknown version or field, a wrong type, a batch over
+MAX_BATCH positions — each is refused with a ProtocolError carrying a stable error code.
+Nothing here knows how analysis is done; it only says what a request and a result are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+
+VERSION = 1
+MAX_PAYLOAD = 1 << 20  # 1 MiB: a batch of MAX_BATCH CGP positions is ~200 KB
+MAX_BATCH = 1000
+MAX_STRING = 4096  # a CGP is ~100-250 characters
+MODES = ("both", "across", "down")
+
+# Error codes: stable strings a client can switch on (PROTOCOL.md explains each).
+PAYLOAD_TOO_LARGE = "payload_too_large"
+MALFORMED = "malformed"
+BAD_ENCODING = "bad_encoding"
+NOT_A_MAP = "not_a_map"
+UNSUPPORTED_VERSION = "unsupported_version"
+UNKNOWN_FIELD = "unknown_field"
+MISSING_FIELD = "missing_field"
+WRONG_TYPE = "wrong_type"
+BAD_VALUE = "bad_value"
+BATCH_TOO_LARGE = "batch_too_large"
+UNKNOWN_RULESET = "unknown_ruleset"
+UNKNOWN_LEXICON = "unknown_lexicon"
+BAD_POSITION = "bad_position"
+BAD_RACK = "bad_rack"
+INTERNAL = "internal"
+ERROR_CODES = (
+    PAYLOAD_TOO_LARGE,
+    MALFORMED,
+    BAD_ENCODING,
+    NOT_A_MAP,
+    UNSUPPORTED_VERSION,
+    UNKNOWN_FIELD,
+    MISSING_FIELD,
+    WRONG_TYPE,
+    BAD_VALUE,
+    BATCH_TOO_LARGE,
+    UNKNOWN_RULESET,
+    UNKNOWN_LEXICON,
+    BAD_POSITION,
+    BAD_RACK,
+    INTERNAL,
+)
+
+
+class ProtocolError(Exception):
+    """A request or result that breaks the protocol; `code` is one of ERROR_CODES."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_result(self) -> dict:
+        return error_result(self.code, self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    breakdown: bool = False  # per-move words and bingo
+    exchanges: bool = False  # add exchanges and the pass
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """One position to analyse: a CGP (full, or its board field) or board rows."""
+
+    cgp: str | None = None
+    rows: tuple[str, ...] | None = None
+    rack: str | None = None  # None: the CGP's player to move
+    mode: str = "both"
+    limit: int | None = None  # None: every play
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    ruleset: str = "english"
+    lexicon: str | None = None  # None: the ruleset's default lexicon
+    positions: tuple[Position, ...] = ()
+    batch: bool = False  # a batch answers with one result per position
+    options: Options = field(default_factory=Options)
+
+
+# ------------------------------------------------------------------- requests
+_TOP = {
+    "v",
+    "kind",
+    "ruleset",
+    "lexicon",
+    "cgp",
+    "rows",
+    "rack",
+    "mode",
+    "limit",
+    "options",
+    "positions",
+}
+_POSITION = {"cgp", "rows", "rack", "mode", "limit"}
+_OPTIONS = {"breakdown", "exchanges"}
+
+
+def decode_request(payload: bytes) -> Request:
+    """Bytes from the queue -> Request, or ProtocolError."""
+    return parse_request(unpack(payload))
+
+
+def encode_request(request: Request) -> bytes:
+    out: dict[str, Any] = {
+        "v": VERSION,
+        "kind": "batch" if request.batch else "analyze",
+        "ruleset": request.ruleset,
+    }
+    if request.lexicon is not None:
+        out["lexicon"] = request.lexicon
+    opts = {k: True for k in _OPTIONS if getattr(request.options, k)}
+    if opts:
+        out["options"] = opts
+    if request.batch:
+        out["positions"] = [_position_map(p) for p in request.positions]
+    else:
+        (position,) = request.positions
+        out.update(_position_map(position))
+    payload = pack(out)
+    if len(payload) > MAX_PAYLOAD:
+        raise ProtocolError(
+            PAYLOAD_TOO_LARGE, f"request is {len(payload)} bytes; the limit is {MAX_PAYLOAD}"
+        )
+    return payload
+
+
+def _position_map(p: Position) -> dict:
+    out: dict[str, Any] = {}
+    if p.cgp is not None:
+        out["cgp"] = p.cgp
+    if p.rows is not None:
+        out["rows"] = list(p.rows)
+    if p.rack is not None:
+        out["rack"] = p.rack
+    if p.mode != "both":
+        out["mode"] = p.mode
+    if p.limit is not None:
+        out["limit"] = p.limit
+    return out
+
+
+def parse_request(obj: Any) -> Request:
+    """A decoded msgpack object -> Request, checking every field."""
+    if not isinstance(obj, dict):
+        raise ProtocolError(NOT_A_MAP, f"a request is a map, not {_kind(obj)}")
+    if "v" not in obj:
+        raise ProtocolError(MISSING_FIELD, "field 'v' (the protocol version) is missing")
+    version = obj["v"]
+    if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
+        raise ProtocolError(
+            UNSUPPORTED_VERSION, f"protocol version {version!r} is not supported; use {VERSION}"
+        )
+    _no_unknown(obj, _TOP, "request")
+    kind = _get(obj, "kind", str, "analyze")
+    if kind not in ("analyze", "batch"):
+        raise ProtocolError(BAD_VALUE, f"'kind' must be 'analyze' or 'batch', not {kind!r}")
+    ruleset = _string(obj, "ruleset", "english")
+    lexicon = _get(obj, "lexicon", str, None)
+    options = _options(_get(obj, "options", dict, {}))
+    if kind == "batch":
+        for key in _POSITION:
+            if key in obj and key not in ("mode", "limit"):
+                raise ProtocolError(UNKNOWN_FIELD, f"a batch request gives {key!r} per position")
+        raw = _get(obj, "positions", list, None)
+        if raw is None:
+            raise ProtocolError(MISSING_FIELD, "a batch request needs 'positions'")
+        if len(raw) > MAX_BATCH:
+            raise ProtocolError(
+                BATCH_TOO_LARGE, f"{len(raw)} positions; a batch holds at most {MAX_BATCH}"
+            )
+        defaults = {k: obj[k] for k in ("mode", "limit") if k in obj}
+        positions = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                raise ProtocolError(WRONG_TYPE, f"positions[{i}] must be a map, not {_kind(item)}")
+            _no_unknown(item, _POSITION, f"positions[{i}]")
+            positions.append(_position({**defaults, **item}, f"positions[{i}]"))
+        return Request(ruleset, lexicon, tuple(positions), True, options)
+    if "positions" in obj:
+        raise ProtocolError(UNKNOWN_FIELD, "'positions' belongs to batch requests (kind 'batch')")
+    return Request(ruleset, lexicon, (_position(obj, "request"),), False, options)
+
+
+def _position(obj: dict, where: str) -> Position:
+    cgp = _get(obj, "cgp", str, None)
+    rows = _get(obj, "rows", list, None)
+    if (cgp is None) == (rows is None):
+        raise ProtocolError(MISSING_FIELD, f"{where} needs exactly one of 'cgp' and 'rows'")
+    if cgp is not None and len(cgp) > MAX_STRING:
+        raise ProtocolError(BAD_VALUE, f"{where}: 'cgp' is longer than {MAX_STRING} characters")
+    if rows is not None:
+        if len(rows) > 64 or not all(isinstance(r, str) and len(r) <= 64 for r in rows):
+            raise ProtocolError(
+                WRONG_TYPE, f"{where}: 'rows' must be up to 64 strings of up to 64 characters"
+            )
+        rows = tuple(rows)
+    rack = _get(obj, "rack", str, None)
+    if rack is not None and len(rack) > 64:
+        raise ProtocolError(BAD_RACK, f"{where}: a rack of {len(rack)} characters is too long")
+    mode = _get(obj, "mode", str, "both")
+    if mode not in MODES:
+        raise ProtocolError(
+            BAD_VALUE, f"{where}: 'mode' must be one of {', '.join(MODES)}, not {mode!r}"
+        )
+    limit = _get(obj, "limit", int, None)
+    if limit is not None and (isinstance(limit, bool) or limit < 0):
+        raise ProtocolError(BAD_VALUE, f"{where}: 'limit' must be a whole number >= 0")
+    return Position(cgp, rows, rack, mode, limit)
+
+
+def _options(obj: dict) -> Options:
+    _no_unknown(obj, _OPTIONS, "options")
+    values = {}
+    for key in _OPTIONS:
+        value = obj.get(key, False)
+        if not isinstance(value, bool):
+            raise ProtocolError(
+                WRONG_TYPE, f"options.{key} must be true or false, not {_kind(value)}"
+            )
+        values[key] = value
+    return Options(**values)
+
+
+def _string(obj: dict, key: str, default: str) -> str:
+    value = _get(obj, key, str, default)
+    if len(value) > 200:
+        raise ProtocolError(BAD_VALUE, f"'{key}' is longer than 200 characters")
+    return value
+
+
+def _get(obj: dict, key: str, kind: type, default):
+    if key not in obj or obj[key] is None:
+        return default
+    value = obj[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ProtocolError(WRONG_TYPE, f"'{key}' must be {_kind_name(kind)}, not {_kind(value)}")
+    return value
+
+
+def _no_unknown(obj: dict, known: set[str], where: str) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise ProtocolError(UNKNOWN_FIELD, f"{where} has unknown field(s): {', '.join(unknown)}")
+
+
+def _kind(value: Any) -> str:
+    return {
+        dict: "a map",
+        list: "an array",
+        str: "a string",
+        bytes: "binary data",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "nil",
+    }.get(type(value), type(value).__name__)
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "a string", int: "a whole number", list: "an array", dict: "a map"}[kind]
+
+
+# -------------------------------------------------------------------- results
+def error_result(code: str, message: str) -> dict:
+    return {"v": VERSION, "ok": False, "error": {"code": code, "message": message}}
+
+
+def move_entry(move, breakdown: Mapping | None = None) -> list:
+    """A move as a compact array: notation, score, row, col, direction, word, placed
+    [[row, col, letter], ...], and with options.breakdown a map of its words and bingo."""
+    entry = [
+        move.notation,
+        move.score,
+        move.row,
+        move.col,
+        move.direction,
+        move.word,
+        [list(p) for p in move.placed],
+    ]
+    if breakdown is not None:
+        entry.append(dict(breakdown))
+    return entry
+
+
+MOVE_FIELDS = ("notation", "score", "row", "col", "direction", "word", "placed")
+
+
+def move_dict(entry: list) -> dict:
+    """A compact move array back as a map (what `anchor analyze --json` prints)."""
+    out = dict(zip(MOVE_FIELDS, entry[:7], strict=True))
+    if len(entry) > 7:
+        out["breakdown"] = entry[7]
+    return out
+
+
+def check_result(obj: Any) -> dict:
+    """A decoded result map, checked for the fields every result has."""
+    if not isinstance(obj, dict) or obj.get("v") != VERSION or not isinstance(obj.get("ok"), bool):
+        raise ProtocolError(MALFORMED, f"not an Anchor result: {str(obj)[:200]}")
+    return obj
+
+
+# --------------------------------------------------------------------- packing
+def pack(obj: Any) -> bytes:
+    """msgpack, refusing (TypeError) any value it cannot represent exactly."""
+    return msgpack.packb(obj, use_bin_type=True, strict_types=False)
+
+
+def unpack(payload: Any) -> Any:
+    """Strict, bounded msgpack decoding of one object."""
+    if not isinstance(payload, bytes | bytearray | memoryview):
+        raise ProtocolError(WRONG_TYPE, f"a payload is binary data, not {_kind(payload)}")
+    if len(payload) > MAX_PAYLOAD:
+        raise ProtocolError(
+            PAYLOAD_TOO_LARGE, f"payload is {len(payload)} bytes; the limit is {MAX_PAYLOAD}"
+        )
+    if not payload:
+        raise ProtocolError(MALFORMED, "payload is empty")
+    try:
+        return msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_str_len=MAX_PAYLOAD,
+            max_bin_len=MAX_PAYLOAD,
+            max_array_len=MAX_BATCH * 4,
+            max_map_len=64,
+            max_ext_len=0,
+        )
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(
+            BAD_ENCODING, f"a string is not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
+    except msgpack.ExtraData:
+        raise ProtocolError(MALFORMED, "payload holds more than one msgpack object") from None
+    except msgpack.StackError:
+        raise ProtocolError(MALFORMED, "payload is nested too deeply") from None
+    except (ValueError, msgpack.FormatError, msgpack.UnpackException) as exc:
+        text = str(exc) or type(exc).__name__
+        if "map key" in text:
+            raise ProtocolError(MALFORMED, f"map keys must be strings ({text})") from None
+        raise ProtocolError(MALFORMED, f"payload is not valid msgpack ({text})") from None

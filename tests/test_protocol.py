@@ -1,0 +1,227 @@
+"""The wire protocol and the RQ path, fast: strict decoding of every bad input, and a
+whole enqueue -> SimpleWorker -> result round trip on fakeredis."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+from fakeredis import FakeRedis
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client import protocol as p
+from client.analysis import LexiconRegistry, run_request
+from client.client import AnalysisClient
+from client.serializer import MsgpackSerializer
+
+from .conftest import DEFAULT_KWG, data_path
+
+BENCH = [
+    ln
+    for ln in data_path("bench", "positions.cgp").read_text().splitlines()
+    if ln.strip() and not ln.startswith("#")
+]
+
+
+def request(**fields) -> bytes:
+    return p.pack({"v": 1, **fields})
+
+
+BAD_INPUTS = [
+    ("empty payload", b"", p.MALFORMED),
+    ("garbage bytes", b"\xc1\xff\x00garbage", p.MALFORMED),
+    ("two objects", p.pack({"v": 1}) + p.pack({"v": 1}), p.MALFORMED),
+    ("truncated", p.pack({"v": 1, "cgp": "15/15"})[:-3], p.MALFORMED),
+    ("not a map", p.pack([1, 2, 3]), p.NOT_A_MAP),
+    ("no version", p.pack({"cgp": BENCH[0]}), p.MISSING_FIELD),
+    ("version 2", request(v=2, cgp=BENCH[0]), p.UNSUPPORTED_VERSION),
+    ("version as text", request(v="1", cgp=BENCH[0]), p.UNSUPPORTED_VERSION),
+    ("unknown field", request(cgp=BENCH[0], colour="red"), p.UNKNOWN_FIELD),
+    ("wrong type", request(cgp=15), p.WRONG_TYPE),
+    ("rack as number", request(cgp=BENCH[0], rack=7), p.WRONG_TYPE),
+    ("negative limit", request(cgp=BENCH[0], limit=-1), p.BAD_VALUE),
+    ("bool limit", request(cgp=BENCH[0], limit=True), p.WRONG_TYPE),
+    ("bad mode", request(cgp=BENCH[0], mode="diagonal"), p.BAD_VALUE),
+    ("both cgp and rows", request(cgp=BENCH[0], rows=["."]), p.MISSING_FIELD),
+    ("neither cgp nor rows", request(rack="AB"), p.MISSING_FIELD),
+    ("int map key", msgpack.packb({1: 2}), p.MALFORMED),
+    ("non-UTF-8 string", b"\x82\xa1v\x01\xa3cgp\xa3\xff\xfe\xfd", p.BAD_ENCODING),
+    ("deeply nested", b"\x81\xa1a" * 5000 + b"\xc0", p.MALFORMED),
+    ("100 MB payload", b"\x00" * (100 << 20), p.PAYLOAD_TOO_LARGE),
+    ("batch too large", request(kind="batch", positions=[{"cgp": "15"}] * 1001), p.BATCH_TOO_LARGE),
+    ("batch without positions", request(kind="batch"), p.MISSING_FIELD),
+    ("batch with cgp", request(kind="batch", cgp=BENCH[0], positions=[]), p.UNKNOWN_FIELD),
+    ("options not a map", request(cgp=BENCH[0], options=[1]), p.WRONG_TYPE),
+    ("unknown option", request(cgp=BENCH[0], options={"colour": True}), p.UNKNOWN_FIELD),
+    ("option not bool", request(cgp=BENCH[0], options={"breakdown": 1}), p.WRONG_TYPE),
+    ("long cgp", request(cgp="1" * 5000), p.BAD_VALUE),
+]
+ENGINE_ERRORS = [
+    ("board of the wrong size", request(cgp="15/15/15 AB/ 0/0 0"), p.BAD_POSITION),
+    (
+        "letter outside the alphabet",
+        request(rows=["." * 15] * 14 + ["Ж" + "." * 14], rack="A"),
+        p.BAD_POSITION,
+    ),
+    ("rack of 20 tiles", request(cgp=BENCH[0].split()[0], rack="A" * 20), p.BAD_RACK),
+    ("rack with digits", request(cgp=BENCH[0].split()[0], rack="AB1"), p.BAD_RACK),
+    ("no rack", request(cgp=BENCH[0].split()[0]), p.MISSING_FIELD),
+    ("unknown ruleset", request(cgp=BENCH[0], ruleset="klingon"), p.UNKNOWN_RULESET),
+    ("ruleset file path", request(cgp=BENCH[0], ruleset="/etc/passwd.toml"), p.UNKNOWN_RULESET),
+    ("unknown lexicon", request(cgp=BENCH[0], lexicon="nope"), p.UNKNOWN_LEXICON),
+    ("lexicon as a path", request(cgp=BENCH[0], lexicon="/etc/passwd"), p.UNKNOWN_LEXICON),
+]
+
+
+@pytest.mark.parametrize("name, payload, code", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_requests_get_their_code(name, payload, code):
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode_request(payload)
+    assert info.value.code == code
+    assert info.value.to_result()["error"]["code"] == code
+
+
+@pytest.fixture(scope="module")
+def registry() -> LexiconRegistry:
+    return LexiconRegistry(
+        {"english": str(DEFAULT_KWG), "twl06": str(data_path("kwg", "TWL06.kwg"))}
+    )
+
+
+@pytest.mark.parametrize("name, payload, code", ENGINE_ERRORS, ids=[b[0] for b in ENGINE_ERRORS])
+def test_engine_level_errors_get_their_code(registry, name, payload, code):
+    with pytest.raises(p.ProtocolError) as info:
+        run_request(p.decode_request(payload), registry)
+    assert info.value.code == code, info.value.message
+
+
+def test_round_trip_of_requests():
+    req = p.Request(
+        ruleset="english",
+        lexicon="twl06",
+        positions=(p.Position(cgp=BENCH[0], limit=5), p.Position(rows=("." * 15,) * 15, rack="AB")),
+        batch=True,
+        options=p.Options(breakdown=True),
+    )
+    assert p.decode_request(p.encode_request(req)) == req
+    single = p.Request(positions=(p.Position(cgp=BENCH[1], rack="QI", mode="down"),))
+    assert p.decode_request(p.encode_request(single)) == single
+
+
+def test_results_single_and_batch(registry):
+    single = run_request(
+        p.decode_request(request(cgp=BENCH[0], lexicon="twl06", limit=3)), registry
+    )
+    assert (
+        single["ok"] and single["v"] == 1 and single["total"] == 275 and len(single["moves"]) == 3
+    )
+    assert single["moves"][0] == [
+        "H10 (G)RILLS",
+        24,
+        9,
+        7,
+        "down",
+        "GRILLS",
+        [[10, 7, "R"], [11, 7, "I"], [12, 7, "L"], [13, 7, "L"], [14, 7, "S"]],
+    ]
+    assert set(single["timings"]) == {"generate_us", "total_us"}
+    batch = run_request(
+        p.decode_request(
+            request(
+                kind="batch",
+                lexicon="twl06",
+                limit=1,
+                options={"breakdown": True},
+                positions=[{"cgp": c} for c in BENCH[:3]] + [{"cgp": "15/15"}],
+            )
+        ),
+        registry,
+    )
+    assert batch["ok"] and [r["ok"] for r in batch["results"]] == [True, True, True, False]
+    assert [r["total"] for r in batch["results"][:3]] == [275, 94, 296]
+    assert batch["results"][3]["error"]["code"] == p.BAD_POSITION
+    breakdown = batch["results"][0]["moves"][0][7]
+    assert breakdown == {"words": [["GRILLS", "H10", 24]], "bingo": 0}
+    p.pack(batch)  # every result packs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_fuzz_decoder_only_raises_protocol_errors(data):
+    try:
+        p.decode_request(data)
+    except p.ProtocolError as exc:
+        assert exc.code in p.ERROR_CODES
+
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5000)
+    | st.text(max_size=20)
+    | st.binary(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(p._TOP) + ["x"]), values, max_size=6))
+def test_fuzz_structured_requests(registry, fields):
+    payload = p.pack({"v": 1, **fields})
+    try:
+        result = run_request(p.decode_request(payload), registry)
+    except p.ProtocolError as exc:
+        assert exc.code in p.ERROR_CODES
+        return
+    assert result["ok"] is True
+
+
+def test_serializer_refuses_what_it_cannot_pack():
+    assert MsgpackSerializer.loads(MsgpackSerializer.dumps(("f", None, [b"x"], {}))) == [
+        "f",
+        None,
+        [b"x"],
+        {},
+    ]
+    with pytest.raises(TypeError):
+        MsgpackSerializer.dumps({"x": object()})
+
+
+def test_jobs_through_rq_on_fakeredis(registry, monkeypatch):
+    """Client -> RQ queue -> AnchorWorker (SimpleWorker, burst) -> result stream -> client."""
+    from worker import jobs
+    from worker.main import AnchorWorker
+    from worker.metrics import METRICS
+
+    monkeypatch.setattr(jobs, "REGISTRY", registry)
+    conn = FakeRedis()
+    client = AnalysisClient(connection=conn)
+    good = [
+        client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=c),))) for c in BENCH[:6]
+    ]
+    bad = [client.submit(payload) for _, payload, _ in BAD_INPUTS[:6]]
+    before = METRICS.counters["anchor_jobs_done_total"]
+    from rq import Queue
+
+    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer)
+    worker = AnchorWorker([queue], connection=conn, serializer=MsgpackSerializer)
+    worker.work(burst=True)
+    totals = [client.result(job, timeout=1)["total"] for job in good]
+    assert totals == [275, 94, 296, 1714, 5408, 330]
+    codes = [client.result(job, timeout=1)["error"]["code"] for job in bad]
+    assert codes == [code for _, _, code in BAD_INPUTS[:6]]
+    assert METRICS.counters["anchor_jobs_done_total"] == before + 6
+    assert "anchor_analysis_seconds_count" in METRICS.render()
+
+
+def test_embedded_client_answers_like_the_worker(registry):
+    embedded = AnalysisClient(registry=registry)
+    req = p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[2], limit=10),))
+    a = embedded.analyze(req)
+    b = run_request(req, registry)
+    assert a["moves"] == b["moves"] and a["total"] == b["total"] == 296
+    many = embedded.analyze_many([req, req])
+    assert [m["moves"] for m in many] == [a["moves"], a["moves"]]

@@ -9,6 +9,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from . import protocol as p
 from .analysis import LexiconRegistry, run_request
 
@@ -87,7 +90,11 @@ class AnalysisClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ServiceError(f"no result for job {job.id} within {timeout:g} s")
-            reply = self.connection.xread({key: last}, block=max(1, int(left * 1000)))
+            try:
+                reply = self.connection.xread({key: last}, block=max(1, int(min(left, 5) * 1000)))
+            except (RedisConnectionError, RedisTimeoutError):
+                time.sleep(min(0.2, max(left, 0)))  # Redis restarting: try again until the deadline
+                continue
             if not reply:
                 continue
             for entry_id, fields in reply[0][1]:
@@ -134,10 +141,14 @@ class AnalysisClient:
                     f"{len(ids) - len(results)} of {len(ids)} jobs unanswered after {timeout:g} s"
                 )
             waiting = [i for i in ids if i not in results]
-            with self.connection.pipeline(transaction=False) as pipe:
-                for job_id in waiting:
-                    pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
-                replies = pipe.execute()
+            try:
+                with self.connection.pipeline(transaction=False) as pipe:
+                    for job_id in waiting:
+                        pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+                    replies = pipe.execute()
+            except (RedisConnectionError, RedisTimeoutError):
+                time.sleep(0.2)  # Redis restarting: ask again until the deadline
+                continue
             found = 0
             for job_id, reply in zip(waiting, replies, strict=True):
                 if reply:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import Queue, SimpleWorker
 
 from client.analysis import LexiconRegistry
@@ -30,6 +33,18 @@ class AnchorWorker(SimpleWorker):
     """SimpleWorker that counts failures and retries, and whose jobs are declared
     abandoned soon after their timeout (RQ's default adds 60 s), so that a job held by a
     machine that died is retried within about timeout + margin + maintenance interval."""
+
+    @property
+    def dequeue_timeout(self) -> int:
+        # RQ blocks on an empty queue for worker_ttl - 15 s (405 s) and only cleans
+        # registries between waits; wake at least every maintenance interval instead.
+        return max(1, min(int(self.maintenance_interval), self.worker_ttl - 15))
+
+    stopping = False  # set by SIGTERM/SIGINT: work() returning then means "exit"
+
+    def request_stop(self, signum, frame):
+        self.stopping = True
+        return super().request_stop(signum, frame)
 
     def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
         timeout = job.timeout if job.timeout and job.timeout > 0 else 60
@@ -123,9 +138,37 @@ def run(args) -> int:
     log.info(
         "worker starting", extra={"queues": args.queue or ["anchor"], "redis": _safe(redis_url)}
     )
-    worker.work(burst=args.burst, logging_level=args.log_level, max_jobs=args.max_jobs)
+    work_until_stopped(worker, burst=args.burst, max_jobs=args.max_jobs, log_level=args.log_level)
     log.info("worker stopped")
     return 0
+
+
+def work_until_stopped(
+    worker: AnchorWorker, burst: bool, max_jobs: int | None, log_level: str
+) -> None:
+    """RQ's work loop, restarted when it ends because Redis went away (RQ gives up when a
+    connection drops mid-job). The job it held is requeued by maintenance once its
+    heartbeat expires; this worker reconnects and goes on."""
+    while True:
+        try:
+            worker.work(burst=burst, logging_level=log_level, max_jobs=max_jobs)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            log.warning("lost Redis", extra={"error": str(exc)})
+        if worker.stopping or burst or max_jobs:
+            return
+        delay = 0.25
+        while True:
+            try:
+                worker.connection.ping()
+                break
+            except (RedisConnectionError, RedisTimeoutError):
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        try:
+            worker.register_death()  # so the same name may register again
+        except (RedisConnectionError, RedisTimeoutError):
+            continue
+        log.info("reconnected to Redis; taking jobs again")
 
 
 def _safe(url: str) -> str:

@@ -1,0 +1,251 @@
+"""The service with real parts: a redis-server started by the suite, `anchor worker`
+processes, the client and the CLI. Faults: a worker killed mid-job, Redis restarted under
+load, SIGTERM during a job; and the bad-input table through a live worker."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+from client import protocol as p
+from client.analysis import LexiconRegistry, run_request
+from client.client import AnalysisClient
+
+from .conftest import ROOT, data_path
+from .service import TWL06, RedisServer, WorkerProcess, free_port, wait_until
+from .test_protocol import BAD_INPUTS, ENGINE_ERRORS
+
+BENCH = [
+    ln
+    for ln in data_path("bench", "positions.cgp").read_text().splitlines()
+    if ln.strip() and not ln.startswith("#")
+]
+RACKS = ["AEINRST", "QUIZ", "CGILLRS", "EEHMRTZ", "ADDIPYZ", "BLANKET", "OXY", "AEIOU"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def queue() -> str:
+    return f"q{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def workers(server, queue, tmp_path):
+    started: list[WorkerProcess] = []
+
+    def start(name: str | None = None, *extra: str) -> WorkerProcess:
+        w = WorkerProcess(server.url, queue, name or f"w{uuid.uuid4().hex[:6]}", tmp_path, *extra)
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.stop()
+
+
+@pytest.fixture(scope="module")
+def local() -> LexiconRegistry:
+    return LexiconRegistry({"twl06": str(TWL06)})
+
+
+def position_requests(n: int) -> list[p.Request]:
+    return [
+        p.Request(
+            lexicon="twl06",
+            positions=(p.Position(cgp=BENCH[i % 6], rack=RACKS[i % len(RACKS)], limit=5),),
+        )
+        for i in range(n)
+    ]
+
+
+def test_single_jobs_and_many(server, queue, workers, local):
+    workers()
+    client = AnalysisClient(server.url, queue=queue)
+    req = p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),))
+    result = client.analyze(req, timeout=20)
+    assert result["ok"] and result["total"] == 275
+    assert result["moves"] == run_request(req, local)["moves"]
+    requests = position_requests(120)
+    results = client.analyze_many(requests, timeout=60)
+    expected = [run_request(r, local) for r in requests]
+    assert [r["moves"] for r in results] == [e["moves"] for e in expected]
+
+
+def test_bad_input_table_through_a_live_worker(server, queue, workers):
+    worker = workers()
+    client = AnalysisClient(server.url, queue=queue)
+    cases = BAD_INPUTS + ENGINE_ERRORS
+    jobs = [client.submit(payload) for _, payload, _ in cases]
+    for (name, _, code), job in zip(cases, jobs, strict=True):
+        result = client.result(job, timeout=30)
+        assert not result["ok"] and result["error"]["code"] == code, name
+        assert result["error"]["message"]
+    later = client.analyze(
+        p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[1]),)), timeout=20
+    )
+    assert later["ok"] and later["total"] == 94
+    assert worker.proc.poll() is None  # still running
+    log = worker.log.read_text().splitlines()
+    assert all(json.loads(line) for line in log)  # structured logs, one JSON object a line
+
+
+def test_cli_through_redis_prints_what_it_prints_in_process(server, queue, workers):
+    workers()
+    kwg = str(TWL06)
+    base = [
+        sys.executable,
+        "-m",
+        "client.cli",
+        "analyze",
+        "--cgp",
+        BENCH[3],
+        "--top",
+        "25",
+        "--json",
+    ]
+    remote = subprocess.run(
+        base + ["--lexicon", "twl06", "--redis-url", server.url, "--queue", queue],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    here = subprocess.run(
+        base + ["--lexicon", kwg],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert remote.returncode == 0, remote.stderr
+    assert here.returncode == 0, here.stderr
+    assert remote.stdout == here.stdout and len(json.loads(remote.stdout)) == 25
+
+
+def test_sigkill_mid_job_every_job_still_answered(server, queue, workers, local):
+    """A worker dies holding a job: another worker's maintenance requeues it (Retry) after
+    the job timeout + margin, and the client sees exactly one result per job."""
+    doomed = workers("doomed")
+    workers("survivor")
+    client = AnalysisClient(server.url, queue=queue, job_timeout=3, retries=2)
+    heavy = p.Request(
+        lexicon="twl06",
+        batch=True,
+        positions=tuple(p.Position(cgp=BENCH[6], limit=1) for _ in range(25)),
+    )
+    requests = [heavy, heavy] + position_requests(150) + [heavy, heavy]
+    submitted = time.monotonic()
+    jobs = [client.submit(r) for r in requests]
+    ids = [job.id for job in jobs]
+    held = wait_until(
+        lambda: doomed.current_job(ids[:2] + ids[-2:]), 30, "doomed to take a heavy job"
+    )
+    doomed.signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    doomed.proc.wait(5)
+    results, recovered = [], {}
+    for job in jobs:
+        results.append(client.result(job, timeout=60))
+        recovered[job.id] = time.monotonic()
+    assert len(results) == len(requests) and all(r["ok"] for r in results)
+    for req, res in zip(requests, results, strict=True):
+        if req.batch:
+            assert [r["total"] for r in res["results"]] == [158_705] * 25
+        else:
+            assert res["moves"] == run_request(req, local)["moves"]
+    assert held in {job.id for job in jobs}
+    print(
+        f"\nabandoned job answered {recovered[held] - killed_at:.1f} s after the kill "
+        f"({recovered[held] - submitted:.1f} s after submission)"
+    )
+
+
+def test_redis_restart_under_load(server, queue, workers, local):
+    worker = workers()
+    client = AnalysisClient(server.url, queue=queue, job_timeout=5)
+    first = position_requests(60)
+    jobs = [client.submit(r) for r in first]
+    server.restart()
+    jobs += [client.submit(r) for r in position_requests(60)]
+    results = [client.result(job, timeout=90) for job in jobs]
+    assert all(r["ok"] for r in results) and len(results) == 120
+    assert worker.proc.poll() is None  # the worker reconnected rather than dying
+
+
+def test_sigterm_finishes_the_current_job_then_exits(server, queue, workers):
+    worker = workers()
+    client = AnalysisClient(server.url, queue=queue, job_timeout=60)
+    heavy = p.Request(
+        lexicon="twl06",
+        batch=True,
+        positions=tuple(p.Position(cgp=BENCH[6], limit=1) for _ in range(40)),
+    )
+    job = client.submit(heavy)
+    wait_until(lambda: worker.current_job([job.id]), 30, "the worker to take the job")
+    worker.signal(signal.SIGTERM)
+    result = client.result(job, timeout=60)
+    assert result["ok"] and len(result["results"]) == 40
+    assert worker.proc.wait(20) == 0
+    after = client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),)))
+    time.sleep(1)
+    assert client.connection.hget(f"rq:job:{after.id}", "status") == b"queued"
+
+
+def test_metrics_endpoint(server, queue, workers):
+    port = free_port()
+    workers(None, "--metrics-port", str(port))
+    client = AnalysisClient(server.url, queue=queue)
+    client.analyze_many(position_requests(12), timeout=30)
+    client.analyze(BAD_INPUTS[0][1], timeout=10)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    values = {
+        line.split()[0]: float(line.split()[1])
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
+    assert values["anchor_jobs_done_total"] == 12
+    assert values["anchor_jobs_invalid_total"] == 1
+    assert values["anchor_positions_analysed_total"] == 12
+    assert values["anchor_plays_generated_total"] > 0
+    assert values['anchor_analysis_seconds_bucket{le="+Inf"}'] == 12
+
+
+def test_worker_refuses_a_bad_lexicon_at_start(server, tmp_path):
+    bad = tmp_path / "bad.kwg"
+    bad.write_bytes(b"not a kwg file at all!!")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "client.cli",
+            "worker",
+            "--redis-url",
+            server.url,
+            "--lexicon",
+            f"english={bad}",
+            "--burst",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert (
+        done.returncode == 2
+        and "not a usable KWG" in done.stderr
+        and "Traceback" not in done.stderr
+    )

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench dictionaries lint clean
+.PHONY: demo test bench dictionaries lint clean redis-server
 
 $(STAMP): pyproject.toml setup.py engine/_movegen.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,13 +19,19 @@ dictionaries/build/%.kwg: | $(STAMP)
 demo: $(STAMP) $(ENGLISH_KWG)
 	@$(VENV)/bin/anchor demo
 
-test: $(STAMP) $(LEXICA)
+test: $(STAMP) $(LEXICA) redis-server
 	$(PY) -m pytest -q
+
+# The service tests start their own redis-server; install it when the machine has none.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { echo "installing redis-server (apt)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
 
 bench: $(STAMP)
 	$(PY) bench/lexicon.py
 	$(PY) bench/scoring.py
 	$(PY) bench/movegen.py
+	$(PY) bench/service.py
 
 dictionaries: $(STAMP)
 	$(PY) dictionaries/fetch.py

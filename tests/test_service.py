@@ -249,3 +249,56 @@ def test_worker_refuses_a_bad_lexicon_at_start(server, tmp_path):
         and "not a usable KWG" in done.stderr
         and "Traceback" not in done.stderr
     )
+
+
+def test_another_language_can_enqueue_with_plain_redis_commands(server, queue, workers):
+    """Exactly the commands PROTOCOL.md gives, sent raw: no RQ, no client library."""
+    import base64
+    from datetime import datetime, timezone
+
+    import msgpack
+
+    workers()
+    r = server.client()
+    job_id = uuid.uuid4().hex
+    request = msgpack.packb({"v": 1, "lexicon": "twl06", "cgp": BENCH[0], "limit": 2})
+    data = msgpack.packb(["worker.jobs.analyze", None, [request], {}])
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    r.execute_command(
+        "HSET",
+        f"rq:job:{job_id}",
+        "data",
+        data,
+        "origin",
+        queue,
+        "status",
+        "queued",
+        "created_at",
+        stamp,
+        "enqueued_at",
+        stamp,
+        "timeout",
+        "30",
+        "result_ttl",
+        "3600",
+        "failure_ttl",
+        "3600",
+        "retries_left",
+        "2",
+        "retry_intervals",
+        "[0]",
+        "description",
+        "anchor analyze",
+    )
+    r.execute_command("SADD", "rq:queues", f"rq:queue:{queue}")
+    r.execute_command("RPUSH", f"rq:queue:{queue}", job_id)
+    reply = r.execute_command("XREAD", "BLOCK", "20000", "STREAMS", f"rq:results:{job_id}", "0-0")
+    ((_stream, entries),) = reply
+    _entry_id, fields = entries[-1]
+    fields = (
+        dict(zip(fields[::2], fields[1::2], strict=True)) if isinstance(fields, list) else fields
+    )
+    assert fields[b"type"] == b"1"  # successful
+    result = msgpack.unpackb(base64.b64decode(fields[b"return_value"]), raw=False)
+    assert result["ok"] and result["total"] == 275
+    assert [m[0] for m in result["moves"]] == ["H10 (G)RILLS", "D9 G(A)RLICS"]

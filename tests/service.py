@@ -39,12 +39,14 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
 class RedisServer:
     """redis-server with append-only persistence in a temporary folder."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, password: str | None = None):
         exe = shutil.which("redis-server")
         if not exe:
             pytest.fail("redis-server is not installed: `make test` installs it with apt")
         self.exe, self.folder, self.port = exe, folder, free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.password = password
+        auth = f":{password}@" if password else ""
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
         self.start()
 
@@ -68,6 +70,7 @@ class RedisServer:
                 "noeviction",
                 "--logfile",
                 str(self.folder / "redis.log"),
+                *(["--requirepass", self.password] if self.password else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -302,3 +302,41 @@ def test_another_language_can_enqueue_with_plain_redis_commands(server, queue, w
     result = msgpack.unpackb(base64.b64decode(fields[b"return_value"]), raw=False)
     assert result["ok"] and result["total"] == 275
     assert [m[0] for m in result["moves"]] == ["H10 (G)RILLS", "D9 G(A)RLICS"]
+
+
+def test_password_protected_redis(tmp_path_factory, tmp_path):
+    secured = RedisServer(tmp_path_factory.mktemp("redis-auth"), password="s3cr3t-pw")
+    try:
+        queue = f"q{uuid.uuid4().hex[:8]}"
+        worker = WorkerProcess(secured.url, queue, "auth-worker", tmp_path)
+        client = AnalysisClient(secured.url, queue=queue)
+        result = client.analyze(
+            p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[5]),)), timeout=20
+        )
+        assert result["ok"] and result["total"] == 330
+        assert "s3cr3t-pw" not in worker.log.read_text()  # the URL is logged without it
+        worker.stop()
+        wrong = secured.url.replace("s3cr3t-pw", "wrong")
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "client.cli",
+                    "worker",
+                    "--redis-url",
+                    wrong,
+                    "--lexicon",
+                    f"twl06@english={TWL06}",
+                ],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=20,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"hung: {exc.stderr!r} {exc.stdout!r}") from None
+        assert done.returncode == 2 and "anchor worker: error:" in done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        secured.stop()

@@ -127,6 +127,7 @@ def run(args) -> int:
         worker = build_worker(
             redis_url, args.queue or ["anchor"], specs, args.name, args.maintenance_interval
         )
+        worker.connection.ping()  # a wrong URL or password fails here, not mid-job
     except Exception as exc:  # start-up problems are one clear line, not a traceback
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2

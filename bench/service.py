@@ -74,7 +74,9 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
     return proc, f"redis://127.0.0.1:{port}/0"
 
 
-def start_worker(url: str, queue: str, name: str, forking: bool = False) -> subprocess.Popen:
+def start_worker(
+    url: str, queue: str, name: str, forking: bool = False, lexicon: str | None = None
+) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if forking:
         cmd = [sys.executable, "-c", FORKING, url, str(TWL06), queue, name]
@@ -91,7 +93,7 @@ def start_worker(url: str, queue: str, name: str, forking: bool = False) -> subp
             "--name",
             name,
             "--lexicon",
-            f"twl06@english={TWL06}",
+            lexicon or f"twl06@english={TWL06}",
             "--log-level",
             "WARNING",
         ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engine import AnchorError, Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
 from engine.rules import builtin_names
+from engine.selfplay import InvariantError, play_game
 
 from . import protocol as p
 from .lexica import DEFAULT_LEXICON, lexicon_path
@@ -70,11 +71,13 @@ class LexiconRegistry:
         return [self.solver(ruleset, name) for ruleset, name in pairs]
 
 
-def run_request(request: p.Request, registry: LexiconRegistry) -> dict:
-    """A Request -> a result map. Errors of a whole request raise ProtocolError; in a
+def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistry) -> dict:
+    """A request -> a result map. Errors of a whole request raise ProtocolError; in a
     batch, a bad position gets its own error result and the others go on."""
     started = time.perf_counter()
     solver = registry.solver(request.ruleset, request.lexicon)
+    if isinstance(request, p.SelfPlayRequest):
+        return run_selfplay(request, solver, started)
     results = []
     for position in request.positions:
         try:
@@ -138,4 +141,31 @@ def analyze_position(solver: Solver, position: p.Position, options: p.Options) -
         "total": moves.total,
         "moves": entries,
         "timings": {"generate_us": round(generated * 1e6, 1)},
+    }
+
+
+def run_selfplay(request: p.SelfPlayRequest, solver: Solver, started: float) -> dict:
+    """Whole games with every invariant checked (when asked); one record per game."""
+    games = []
+    for i in range(request.games):
+        try:
+            game = play_game(solver, request.seed + i, players=request.players, check=request.check)
+        except InvariantError as exc:  # an engine bug: report it with the seed that shows it
+            raise p.ProtocolError(p.INTERNAL, f"seed {request.seed + i}: {exc}") from None
+        games.append(
+            {
+                "seed": game.seed,
+                "scores": game.scores,
+                "turns": len(game.turns),
+                "end": game.end,
+                "plays": game.plays_generated,
+                "move_us": [round(t * 1e6, 1) for t in game.move_times],
+                "gcg": game.to_gcg(),
+            }
+        )
+    return {
+        "v": p.VERSION,
+        "ok": True,
+        "games": games,
+        "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
     }

@@ -111,6 +111,68 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def cmd_selfplay(args) -> int:
+    """Whole games, in-process or as jobs across the worker fleet; GCG files and stats."""
+    import resource
+    import statistics
+
+    Ruleset.load(args.ruleset)  # a bad name fails here, before any job
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=max(60, 5 * args.per_job))
+    requests = [
+        protocol.SelfPlayRequest(
+            ruleset=args.ruleset,
+            lexicon=args.lexicon,
+            seed=args.seed + start,
+            games=min(args.per_job, args.games - start),
+            players=args.players,
+            check=not args.no_check,
+        )
+        for start in range(0, args.games, args.per_job)
+    ]
+    started = time.perf_counter()
+    try:
+        results = client.analyze_many(requests, timeout=args.timeout, progress=args.progress)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    failed = [r["error"] for r in results if not r["ok"]]
+    if failed:
+        raise AnchorError("; ".join(f"{e['message']} [{e['code']}]" for e in failed))
+    games = [g for r in results for g in r["games"]]
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for g in games:
+            (out / f"{args.ruleset}-{g['seed']}.gcg").write_text(g["gcg"], encoding="utf-8")
+    times = sorted(t for g in games for t in g["move_us"])
+    plays = sum(g["plays"] for g in games)
+    totals = [sum(g["scores"]) for g in games]
+    ends = {end: sum(1 for g in games if g["end"] == end) for end in ("out", "scoreless")}
+    where = f"via Redis ({redis_url.split('@')[-1]})" if redis_url else "in-process"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{len(games)} {args.ruleset} games, {args.players} players, seeds {args.seed}.."
+        f"{args.seed + len(games) - 1}, {where}, invariants {'off' if args.no_check else 'checked'}"
+    )
+    print(
+        f"  {elapsed:.2f} s: {len(games) / elapsed:.1f} games/s, {plays / elapsed:,.0f} plays generated/s"
+    )
+    print(
+        f"  per-turn generation: median {statistics.median(times):.0f} µs, "
+        f"p99 {times[int(len(times) * 0.99) - 1]:.0f} µs, max {times[-1]:.0f} µs ({len(times)} turns)"
+    )
+    print(
+        f"  average score per game {statistics.mean(totals):.1f} "
+        f"(per player {statistics.mean(totals) / args.players:.1f}); ended: {ends['out']} out, "
+        f"{ends['scoreless']} after six scoreless turns"
+    )
+    print(
+        f"  peak RSS of this process {peak:.1f} MiB" + (f"; GCG in {args.out}" if args.out else "")
+    )
+    return 0
+
+
 def cmd_worker(args) -> int:
     from worker.main import run
 
@@ -200,6 +262,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _position_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", default="english", help="english, russian, erudit or a .toml file")
     p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
@@ -230,6 +299,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue", default="anchor", help="queue name (default: anchor)")
     p.add_argument("--timeout", type=float, default=30, help="seconds to wait for the answer")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
+    p.add_argument("--ruleset", default="english")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--games", type=_positive, default=10)
+    p.add_argument("--seed", type=_non_negative, default=1, help="seed of the first game")
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
+    p.add_argument("--out", help="write one GCG file per game into this folder")
+    p.add_argument("--no-check", action="store_true", help="skip the per-turn invariant checks")
+    p.add_argument("--per-job", type=_positive, default=10, help="games per job (fleet mode)")
+    p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
+    p.add_argument("--queue", default="anchor")
+    p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
+    p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    p.set_defaults(func=cmd_selfplay)
 
     p = sub.add_parser("worker", help="run a worker: take analysis jobs from Redis")
     p.add_argument(

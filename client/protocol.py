@@ -93,6 +93,21 @@ class Request:
     options: Options = field(default_factory=Options)
 
 
+@dataclass(frozen=True, slots=True)
+class SelfPlayRequest:
+    """Play `games` whole games (seeds seed, seed+1, ...) and return their records."""
+
+    ruleset: str = "english"
+    lexicon: str | None = None
+    seed: int = 0
+    games: int = 1
+    players: int = 2
+    check: bool = True  # verify every invariant every turn
+
+
+MAX_GAMES = 100  # per self-play job
+
+
 # ------------------------------------------------------------------- requests
 _TOP = {
     "v",
@@ -111,12 +126,28 @@ _POSITION = {"cgp", "rows", "rack", "mode", "limit"}
 _OPTIONS = {"breakdown", "exchanges"}
 
 
-def decode_request(payload: bytes) -> Request:
-    """Bytes from the queue -> Request, or ProtocolError."""
+_SELFPLAY = {"v", "kind", "ruleset", "lexicon", "seed", "games", "players", "check"}
+
+
+def decode_request(payload: bytes) -> Request | SelfPlayRequest:
+    """Bytes from the queue -> Request (or SelfPlayRequest), or ProtocolError."""
     return parse_request(unpack(payload))
 
 
-def encode_request(request: Request) -> bytes:
+def encode_request(request: Request | SelfPlayRequest) -> bytes:
+    if isinstance(request, SelfPlayRequest):
+        out = {
+            "v": VERSION,
+            "kind": "selfplay",
+            "ruleset": request.ruleset,
+            "seed": request.seed,
+            "games": request.games,
+            "players": request.players,
+            "check": request.check,
+        }
+        if request.lexicon is not None:
+            out["lexicon"] = request.lexicon
+        return pack(out)
     out: dict[str, Any] = {
         "v": VERSION,
         "kind": "batch" if request.batch else "analyze",
@@ -166,10 +197,14 @@ def parse_request(obj: Any) -> Request:
         raise ProtocolError(
             UNSUPPORTED_VERSION, f"protocol version {version!r} is not supported; use {VERSION}"
         )
-    _no_unknown(obj, _TOP, "request")
     kind = _get(obj, "kind", str, "analyze")
+    if kind == "selfplay":
+        return _selfplay(obj)
+    _no_unknown(obj, _TOP, "request")
     if kind not in ("analyze", "batch"):
-        raise ProtocolError(BAD_VALUE, f"'kind' must be 'analyze' or 'batch', not {kind!r}")
+        raise ProtocolError(
+            BAD_VALUE, f"'kind' must be 'analyze', 'batch' or 'selfplay', not {kind!r}"
+        )
     ruleset = _string(obj, "ruleset", "english")
     lexicon = _get(obj, "lexicon", str, None)
     options = _options(_get(obj, "options", dict, {}))
@@ -195,6 +230,30 @@ def parse_request(obj: Any) -> Request:
     if "positions" in obj:
         raise ProtocolError(UNKNOWN_FIELD, "'positions' belongs to batch requests (kind 'batch')")
     return Request(ruleset, lexicon, (_position(obj, "request"),), False, options)
+
+
+def _selfplay(obj: dict) -> SelfPlayRequest:
+    _no_unknown(obj, _SELFPLAY, "selfplay request")
+    seed = _get(obj, "seed", int, 0)
+    games = _get(obj, "games", int, 1)
+    players = _get(obj, "players", int, 2)
+    check = obj.get("check", True)
+    if not isinstance(check, bool):
+        raise ProtocolError(WRONG_TYPE, f"'check' must be true or false, not {_kind(check)}")
+    if not 0 <= seed < 2**63:
+        raise ProtocolError(BAD_VALUE, "'seed' must be a whole number from 0 to 2**63-1")
+    if not 1 <= games <= MAX_GAMES:
+        raise ProtocolError(BAD_VALUE, f"'games' must be 1..{MAX_GAMES} per job, not {games}")
+    if not 2 <= players <= 4:
+        raise ProtocolError(BAD_VALUE, f"'players' must be 2..4, not {players}")
+    return SelfPlayRequest(
+        _string(obj, "ruleset", "english"),
+        _get(obj, "lexicon", str, None),
+        seed,
+        games,
+        players,
+        check,
+    )
 
 
 def _position(obj: dict, where: str) -> Position:

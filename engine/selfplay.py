@@ -10,6 +10,7 @@ adjustment. Each game can be written as GCG.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,19 @@ Policy = Callable[[Solver, Board, str, int], "Move | None"]
 
 class InvariantError(AnchorError, AssertionError):
     """Self-play found the engine breaking a rule (a bug, never a user error)."""
+
+
+class Greedy:
+    """The highest-scoring play (ties broken by the generator's deterministic order);
+    None when there is none. Counts the plays it had generated."""
+
+    def __init__(self) -> None:
+        self.plays_generated = 0
+
+    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+        moves = solver.generate_moves(board, rack, limit=1)
+        self.plays_generated += moves.total
+        return moves[0] if len(moves) else None
 
 
 def greedy(solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
@@ -81,7 +95,8 @@ class Game:
     adjustments: list[int] = field(default_factory=list)  # end-of-game rack points
     end: str = ""  # "out" or "scoreless"
     board: Board | None = None
-    plays_generated: int = 0
+    plays_generated: int = 0  # by policies that count them (Greedy does)
+    move_times: list[float] = field(default_factory=list)  # seconds per policy call
 
     def to_gcg(self) -> str:
         return write_gcg(self)
@@ -108,7 +123,8 @@ def play_game(
     rules = solver.rules
     if players < 2 or players * rules.rack_size > rules.total_tiles:
         raise AnchorError(f"{players} players cannot play with {rules.total_tiles} tiles")
-    policies = list(policies or [greedy] * players)
+    policies = list(policies or [Greedy() for _ in range(players)])
+    counted_before = sum(getattr(pol, "plays_generated", 0) for pol in policies)
     if len(policies) != players:
         raise AnchorError(f"{players} players need {players} policies, not {len(policies)}")
     rng = random.Random(seed)
@@ -124,7 +140,9 @@ def play_game(
     while True:
         rack = racks[player]
         rack_text = _rack_text(rules, rack)
+        started = time.perf_counter()
         move = policies[player](solver, board, rack_text, len(bag))
+        game.move_times.append(time.perf_counter() - started)
         if move is not None and move.kind == "play":
             if check:
                 _check_play(solver, board, rack_text, move)
@@ -165,6 +183,9 @@ def play_game(
     game.scores = [s + a for s, a in zip(game.scores, game.adjustments, strict=True)]
     game.racks = [_rack_text(rules, r) for r in racks]
     game.board = board
+    game.plays_generated = (
+        sum(getattr(pol, "plays_generated", 0) for pol in policies) - counted_before
+    )
     return game
 
 

@@ -340,3 +340,37 @@ def test_password_protected_redis(tmp_path_factory, tmp_path):
         assert "Traceback" not in done.stderr
     finally:
         secured.stop()
+
+
+def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, tmp_path, capsys):
+    from client.cli import main
+
+    workers(None)
+    workers(None)
+    fleet, here = tmp_path / "fleet", tmp_path / "here"
+    assert (
+        main(
+            [
+                "selfplay",
+                "--games",
+                "12",
+                "--seed",
+                "40",
+                "--per-job",
+                "3",
+                "--out",
+                str(fleet),
+                "--redis-url",
+                server.url,
+                "--queue",
+                queue,
+            ]
+        )
+        == 0
+    )
+    assert "via Redis" in capsys.readouterr().out
+    assert main(["selfplay", "--games", "12", "--seed", "40", "--out", str(here)]) == 0
+    names = sorted(f.name for f in fleet.glob("*.gcg"))
+    assert len(names) == 12 and names == sorted(f.name for f in here.glob("*.gcg"))
+    for name in names:
+        assert (fleet / name).read_text() == (here / name).read_text()

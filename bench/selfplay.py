@@ -1,0 +1,69 @@
+"""Self-play benchmark of record: whole games with every invariant checked every turn.
+
+1,000 English games and 200 each of Russian Scrabble and Эрудит in-process, the same
+English games without checks (games/s on one core), and 1,000 English games through
+2 workers (redis-server and workers started here).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from common import header
+from service import start_redis, start_worker, stop
+
+from client.cli import main as anchor
+
+
+def main() -> None:
+    header("selfplay: greedy players, default lexica (dictionaries/build)")
+    for ruleset, games in (("english", 1000), ("russian", 200), ("erudit", 200)):
+        anchor(["selfplay", "--ruleset", ruleset, "--games", str(games), "--seed", "1"])
+    anchor(["selfplay", "--games", "1000", "--seed", "1", "--no-check"])
+    folder = Path(tempfile.mkdtemp())
+    redis_proc, url = start_redis(folder)
+    workers = []
+    try:
+        workers = [start_worker(url, "selfplay", f"s{i}", lexicon="english") for i in range(2)]
+        anchor(
+            [
+                "selfplay",
+                "--games",
+                "1000",
+                "--seed",
+                "1",
+                "--redis-url",
+                url,
+                "--queue",
+                "selfplay",
+                "--per-job",
+                "25",
+            ]
+        )
+        anchor(
+            [
+                "selfplay",
+                "--games",
+                "1000",
+                "--seed",
+                "1",
+                "--redis-url",
+                url,
+                "--queue",
+                "selfplay",
+                "--per-job",
+                "25",
+                "--no-check",
+            ]
+        )
+    finally:
+        stop(workers)
+        redis_proc.terminate()
+        redis_proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Self-play: seeded and reproducible, rules of the game's end, the policy hook, the
+invariant checks catching a lying policy, GCG records, and `anchor selfplay`."""
+
+from __future__ import annotations
+
+import pytest
+
+from client import protocol as p
+from client.cli import main
+from engine import Lexicon, Ruleset, Solver
+from engine.gcg import read_gcg, replay
+from engine.moves import Move
+from engine.selfplay import Greedy, InvariantError, play_game
+
+from .conftest import DEFAULT_KWG
+
+ENGLISH = Ruleset.load("english")
+
+
+@pytest.fixture(scope="module")
+def solver(default_english) -> Solver:
+    return Solver(default_english, ENGLISH)
+
+
+def test_seeded_games_are_reproducible(solver):
+    a, b, c = play_game(solver, 5), play_game(solver, 5), play_game(solver, 6)
+    assert a.to_gcg() == b.to_gcg() and a.scores == b.scores
+    assert c.to_gcg() != a.to_gcg()
+
+
+def test_game_end_and_rack_adjustment(solver):
+    for seed in range(1, 30):
+        game = play_game(solver, seed)
+        last = game.turns[-1]
+        if game.end == "out":
+            assert game.racks[last.player] == ""
+            others = sum(
+                ENGLISH.values.get(ch, 0)
+                for i, r in enumerate(game.racks)
+                for ch in r
+                if i != last.player
+            )
+            assert game.adjustments[last.player] == others
+        else:
+            assert all(t.move.score == 0 for t in game.turns[-6:])
+        assert sum(game.adjustments) == 0 if game.end == "out" else sum(game.adjustments) <= 0
+        assert game.scores == [
+            t + a for t, a in zip(_last_totals(game), game.adjustments, strict=True)
+        ]
+
+
+def _last_totals(game):
+    totals = [0] * len(game.players)
+    for t in game.turns:
+        totals[t.player] = t.total
+    return totals
+
+
+def test_policy_hook_and_scoreless_end(solver):
+    def never_plays(solver, board, rack, bag_size):
+        return None  # exchange while the bag allows, else pass
+
+    game = play_game(solver, 3, policies=[never_plays, Greedy()])
+    assert game.end == "scoreless" or game.end == "out"
+    assert all(t.move.kind != "play" for t in game.turns if t.player == 0)
+    assert any(t.move.kind == "exchange" for t in game.turns if t.player == 0)
+
+
+def test_a_lying_policy_is_caught(solver):
+    def lies(solver, board, rack, bag_size):
+        best = solver.best_move(board, rack)
+        return (
+            None
+            if best is None
+            else Move(best.score + 1, best.row, best.col, best.direction, best.word, best.placed)
+        )
+
+    with pytest.raises(InvariantError, match="score_play says"):
+        play_game(solver, 1, policies=[lies, lies])
+
+    def cheats(solver, board, rack, bag_size):
+        best = solver.best_move(board, rack)
+        if best is None:
+            return None
+        r, c, _ = best.placed[0]
+        return Move(
+            best.score,
+            best.row,
+            best.col,
+            best.direction,
+            best.word,
+            ((r, c, "Q" if best.placed[0][2] != "Q" else "Z"), *best.placed[1:]),
+        )
+
+    with pytest.raises(InvariantError, match="illegal"):
+        play_game(solver, 2, policies=[cheats, cheats])
+
+
+def test_players_and_bad_arguments(solver):
+    assert len(play_game(solver, 4, players=3).players) == 3
+    with pytest.raises(Exception, match="cannot play"):
+        play_game(solver, 1, players=1)
+
+
+def test_cli_selfplay_writes_gcg_that_replays(tmp_path, capsys, default_english):
+    assert main(["selfplay", "--games", "6", "--seed", "11", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "6 english games" in out and "games/s" in out and "per-turn generation: median" in out
+    assert "average score per game" in out and "peak RSS" in out
+    files = sorted(tmp_path.glob("*.gcg"))
+    assert [f.name for f in files] == sorted(f"english-{s}.gcg" for s in range(11, 17))
+    for path in files:
+        game = read_gcg(path)
+        for turn in replay(game, ENGLISH):
+            if turn.score is not None:
+                assert turn.score.total == turn.event.score
+
+
+def test_selfplay_requests_are_validated():
+    ok = p.decode_request(p.pack({"v": 1, "kind": "selfplay", "games": 3, "seed": 9}))
+    assert ok == p.SelfPlayRequest(seed=9, games=3)
+    assert p.decode_request(p.encode_request(ok)) == ok
+    for fields, code in [
+        ({"games": 0}, p.BAD_VALUE),
+        ({"games": 101}, p.BAD_VALUE),
+        ({"players": 5}, p.BAD_VALUE),
+        ({"seed": -1}, p.BAD_VALUE),
+        ({"check": 1}, p.WRONG_TYPE),
+        ({"cgp": "x"}, p.UNKNOWN_FIELD),
+    ]:
+        with pytest.raises(p.ProtocolError) as info:
+            p.decode_request(p.pack({"v": 1, "kind": "selfplay", **fields}))
+        assert info.value.code == code
+
+
+def test_twl06_selfplay_with_a_lexicon_path(capsys):
+    lexicon = str(DEFAULT_KWG)
+    assert main(["selfplay", "--games", "2", "--lexicon", lexicon, "--players", "4"]) == 0
+    assert "2 english games, 4 players" in capsys.readouterr().out
+    assert isinstance(Lexicon.open(lexicon, ENGLISH), Lexicon)

@@ -156,11 +156,13 @@ def cmd_selfplay(args) -> int:
         f"{args.seed + len(games) - 1}, {where}, invariants {'off' if args.no_check else 'checked'}"
     )
     print(
-        f"  {elapsed:.2f} s: {len(games) / elapsed:.1f} games/s, {plays / elapsed:,.0f} plays generated/s"
+        f"  {elapsed:.2f} s: {len(games) / elapsed:.1f} games/s, "
+        f"{plays / elapsed:,.0f} plays generated/s"
     )
     print(
         f"  per-turn generation: median {statistics.median(times):.0f} µs, "
-        f"p99 {times[int(len(times) * 0.99) - 1]:.0f} µs, max {times[-1]:.0f} µs ({len(times)} turns)"
+        f"p99 {times[int(len(times) * 0.99) - 1]:.0f} µs, max {times[-1]:.0f} µs "
+        f"({len(times)} turns)"
     )
     print(
         f"  average score per game {statistics.mean(totals):.1f} "

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench dictionaries lint clean redis-server
+.PHONY: demo test bench dictionaries lint clean redis-server chromium
 
 $(STAMP): pyproject.toml setup.py engine/_movegen.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,15 @@ dictionaries/build/%.kwg: | $(STAMP)
 demo: $(STAMP) $(ENGLISH_KWG)
 	@$(VENV)/bin/anchor demo
 
-test: $(STAMP) $(LEXICA) redis-server
+test: $(STAMP) $(LEXICA) redis-server chromium
 	$(PY) -m pytest -q
+
+# The report test renders HTML in headless Chromium; install it when missing (the test
+# says why it skips if that is impossible here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (apt)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+	  || echo "could not install chromium: the report rendering test will be skipped"; }
 
 # The service tests start their own redis-server; install it when the machine has none.
 redis-server:
@@ -32,6 +39,8 @@ bench: $(STAMP)
 	$(PY) bench/scoring.py
 	$(PY) bench/movegen.py
 	$(PY) bench/service.py
+	$(PY) bench/selfplay.py
+	$(PY) bench/annotate.py
 
 dictionaries: $(STAMP)
 	$(PY) dictionaries/fetch.py

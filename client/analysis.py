@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 from engine import AnchorError, Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
+from engine.annotate import annotate_game
+from engine.gcg import parse_gcg
 from engine.rules import builtin_names
 from engine.selfplay import InvariantError, play_game
 
@@ -78,6 +80,17 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
     solver = registry.solver(request.ruleset, request.lexicon)
     if isinstance(request, p.SelfPlayRequest):
         return run_selfplay(request, solver, started)
+    if isinstance(request, p.AnnotateRequest):
+        try:
+            annotation = annotate_game(parse_gcg(request.gcg, source="game"), solver, request.top)
+        except InputError as exc:
+            raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
+        return {
+            "v": p.VERSION,
+            "ok": True,
+            "annotation": annotation,
+            "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
+        }
     results = []
     for position in request.positions:
         try:

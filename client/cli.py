@@ -175,6 +175,97 @@ def cmd_selfplay(args) -> int:
     return 0
 
 
+def cmd_annotate(args) -> int:
+    """Annotate game records: JSON Lines for machines, HTML pages for people."""
+    from engine.gcg import decode_gcg
+
+    from . import report
+    from .client import Progress
+
+    rules = Ruleset.load(args.ruleset)
+    files: list[tuple[str, Path]] = []
+    for given in args.paths:
+        root = Path(given)
+        if root.is_dir():
+            files += [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*.gcg"))]
+        else:
+            files.append((root.name, root))
+    if not files:
+        raise AnchorError(f"no .gcg files in {', '.join(args.paths)}")
+    entries: list[dict] = []
+    requests, pending = [], []
+    for name, path in files:
+        try:
+            text = decode_gcg(path.read_bytes())
+        except OSError as exc:
+            entries.append({"name": name, "error": f"cannot read {path}: {exc.strerror}"})
+            continue
+        requests.append(protocol.AnnotateRequest(text, args.ruleset, args.lexicon, args.top))
+        pending.append(name)
+        entries.append({"name": name})
+
+    class PositionProgress(Progress):
+        unit = "positions"
+
+        def count(self, result: dict) -> int:
+            turns = result.get("annotation", {}).get("turns", [])
+            return sum(1 for turn in turns if turn.get("analysed"))
+
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
+    started = time.perf_counter()
+    bar = PositionProgress(len(requests)) if not args.quiet else False
+    try:
+        results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    by_name = dict(zip(pending, results, strict=True))
+    positions = 0
+    with open(out / "annotations.jsonl", "w", encoding="utf-8") as jsonl:
+        for entry in entries:
+            result = by_name.get(entry["name"])
+            if result is None:
+                jsonl.write(
+                    json.dumps({"game": entry["name"], "error": entry["error"]}, ensure_ascii=False)
+                    + "\n"
+                )
+                continue
+            if not result["ok"]:
+                entry["error"] = f"{result['error']['message']} [{result['error']['code']}]"
+                jsonl.write(
+                    json.dumps(
+                        {"game": entry["name"], "error": result["error"]}, ensure_ascii=False
+                    )
+                    + "\n"
+                )
+                continue
+            annotation = result["annotation"]
+            positions += sum(1 for turn in annotation["turns"] if turn.get("analysed"))
+            page = entry["name"].replace("/", "__").removesuffix(".gcg") + ".html"
+            (out / page).write_text(
+                report.game_page(entry["name"], rules, annotation), encoding="utf-8"
+            )
+            entry.update(page=page, players=annotation["players"], summary=annotation["summary"])
+            jsonl.write(
+                json.dumps({"game": entry["name"], "annotation": annotation}, ensure_ascii=False)
+                + "\n"
+            )
+    (out / "index.html").write_text(report.index_page(entries), encoding="utf-8")
+    failed = [e for e in entries if "error" in e]
+    where = "via Redis" if redis_url else "in-process"
+    print(
+        f"{len(entries) - len(failed)} of {len(entries)} games annotated, {positions} positions, "
+        f"{elapsed:.2f} s ({positions / max(elapsed, 1e-9):,.0f} positions/s, {where})"
+    )
+    for e in failed:
+        print(f"  not annotated: {e['name']}: {e['error']}")
+    print(f"report: {out / 'index.html'}")
+    return 0
+
+
 def cmd_worker(args) -> int:
     from worker.main import run
 
@@ -316,6 +407,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     p.set_defaults(func=cmd_selfplay)
+
+    p = sub.add_parser(
+        "annotate", help="annotate game records (GCG): best plays, rank, points lost"
+    )
+    p.add_argument("paths", nargs="+", help="GCG files or folders of them")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="folder for index.html, one page per game and annotations.jsonl",
+    )
+    p.add_argument("--ruleset", default="english")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--top", type=_non_negative, default=5, help="best plays listed per turn")
+    p.add_argument("--redis-url", help="one job per game through the fleet (default: $REDIS_URL)")
+    p.add_argument("--queue", default="anchor")
+    p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("worker", help="run a worker: take analysis jobs from Redis")
     p.add_argument(

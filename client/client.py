@@ -111,17 +111,20 @@ class AnalysisClient:
         self,
         requests: Sequence[p.Request | bytes],
         timeout: float = 300,
-        progress: bool = False,
+        progress: bool | Progress = False,
     ) -> list[dict]:
         """Results in request order. Enqueues in one pipeline and collects with pipelined
         reads, so thousands of jobs cost a few round trips, not thousands."""
         payloads = [r if isinstance(r, bytes) else p.encode_request(r) for r in requests]
-        bar = Progress(len(payloads)) if progress else None
+        if isinstance(progress, Progress):
+            bar = progress
+        else:
+            bar = Progress(len(payloads)) if progress else None
         if self.embedded:
             out = []
             for payload in payloads:
                 out.append(self._run_local(payload))
-                bar and bar.step(1)
+                bar and bar.step(1, out[-1:])
             bar and bar.close()
             return out
         from rq import Queue
@@ -149,14 +152,15 @@ class AnalysisClient:
             except (RedisConnectionError, RedisTimeoutError):
                 time.sleep(0.2)  # Redis restarting: ask again until the deadline
                 continue
-            found = 0
+            fresh = []
             for job_id, reply in zip(waiting, replies, strict=True):
                 if reply:
                     outcome = self._outcome(job_id, reply[0][0], reply[0][1])
                     if outcome is not None:
                         results[job_id] = outcome
-                        found += 1
-            bar and bar.step(found)
+                        fresh.append(outcome)
+            found = len(fresh)
+            bar and bar.step(found, fresh)
             if len(results) < len(ids):
                 pause = 0.002 if found else min(pause * 2, 0.1)
                 time.sleep(pause)
@@ -206,19 +210,28 @@ class AnalysisClient:
 
 
 class Progress:
-    """A one-line progress bar on stderr: done/total and positions per second."""
+    """A one-line progress bar on stderr: jobs done of the total and a rate. Subclasses
+    override `count` to rate something else than jobs (positions, say)."""
+
+    unit = "jobs"
 
     def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.stream = total, 0, stream
+        self.total, self.done, self.counted, self.stream = total, 0, 0, stream
         self.started = time.monotonic()
 
-    def step(self, n: int) -> None:
+    def count(self, result: dict) -> int:
+        """How much one finished job adds to the rate."""
+        return 1
+
+    def step(self, n: int, results: Sequence[dict] = ()) -> None:
         self.done += n
-        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        self.counted += sum(self.count(r) for r in results) if results else n
+        rate = self.counted / max(time.monotonic() - self.started, 1e-9)
         width = 30
         filled = int(width * self.done / max(self.total, 1))
         self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {rate:,.0f}/s"
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"{rate:,.0f} {self.unit}/s"
         )
         self.stream.flush()
 

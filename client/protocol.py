@@ -36,6 +36,7 @@ UNKNOWN_LEXICON = "unknown_lexicon"
 BAD_POSITION = "bad_position"
 BAD_RACK = "bad_rack"
 INTERNAL = "internal"
+BAD_GAME = "bad_game"
 ERROR_CODES = (
     PAYLOAD_TOO_LARGE,
     MALFORMED,
@@ -52,6 +53,7 @@ ERROR_CODES = (
     BAD_POSITION,
     BAD_RACK,
     INTERNAL,
+    BAD_GAME,
 )
 
 
@@ -108,6 +110,20 @@ class SelfPlayRequest:
 MAX_GAMES = 100  # per self-play job
 
 
+@dataclass(frozen=True, slots=True)
+class AnnotateRequest:
+    """Annotate one recorded game (GCG text): best plays, rank and points given up."""
+
+    gcg: str
+    ruleset: str = "english"
+    lexicon: str | None = None
+    top: int = 5
+
+
+MAX_GCG = 512 * 1024
+MAX_TOP = 50
+
+
 # ------------------------------------------------------------------- requests
 _TOP = {
     "v",
@@ -127,6 +143,7 @@ _OPTIONS = {"breakdown", "exchanges"}
 
 
 _SELFPLAY = {"v", "kind", "ruleset", "lexicon", "seed", "games", "players", "check"}
+_ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top"}
 
 
 def decode_request(payload: bytes) -> Request | SelfPlayRequest:
@@ -134,7 +151,18 @@ def decode_request(payload: bytes) -> Request | SelfPlayRequest:
     return parse_request(unpack(payload))
 
 
-def encode_request(request: Request | SelfPlayRequest) -> bytes:
+def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> bytes:
+    if isinstance(request, AnnotateRequest):
+        out = {
+            "v": VERSION,
+            "kind": "annotate",
+            "ruleset": request.ruleset,
+            "gcg": request.gcg,
+            "top": request.top,
+        }
+        if request.lexicon is not None:
+            out["lexicon"] = request.lexicon
+        return pack(out)
     if isinstance(request, SelfPlayRequest):
         out = {
             "v": VERSION,
@@ -200,6 +228,8 @@ def parse_request(obj: Any) -> Request:
     kind = _get(obj, "kind", str, "analyze")
     if kind == "selfplay":
         return _selfplay(obj)
+    if kind == "annotate":
+        return _annotate(obj)
     _no_unknown(obj, _TOP, "request")
     if kind not in ("analyze", "batch"):
         raise ProtocolError(
@@ -230,6 +260,21 @@ def parse_request(obj: Any) -> Request:
     if "positions" in obj:
         raise ProtocolError(UNKNOWN_FIELD, "'positions' belongs to batch requests (kind 'batch')")
     return Request(ruleset, lexicon, (_position(obj, "request"),), False, options)
+
+
+def _annotate(obj: dict) -> AnnotateRequest:
+    _no_unknown(obj, _ANNOTATE, "annotate request")
+    gcg = _get(obj, "gcg", str, None)
+    if gcg is None:
+        raise ProtocolError(MISSING_FIELD, "an annotate request needs 'gcg' (the game record)")
+    if len(gcg) > MAX_GCG:
+        raise ProtocolError(BAD_VALUE, f"'gcg' is longer than {MAX_GCG} characters")
+    top = _get(obj, "top", int, 5)
+    if not 0 <= top <= MAX_TOP:
+        raise ProtocolError(BAD_VALUE, f"'top' must be 0..{MAX_TOP}, not {top}")
+    return AnnotateRequest(
+        gcg, _string(obj, "ruleset", "english"), _get(obj, "lexicon", str, None), top
+    )
 
 
 def _selfplay(obj: dict) -> SelfPlayRequest:

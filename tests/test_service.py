@@ -374,3 +374,36 @@ def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, t
     assert len(names) == 12 and names == sorted(f.name for f in here.glob("*.gcg"))
     for name in names:
         assert (fleet / name).read_text() == (here / name).read_text()
+
+
+def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, tmp_path):
+    from client.cli import main
+
+    workers(None)
+    workers(None)
+    games = data_path("gcg", "quackle")
+    fleet, here = tmp_path / "fleet", tmp_path / "here"
+    assert (
+        main(
+            [
+                "annotate",
+                str(games),
+                "--out",
+                str(fleet),
+                "--lexicon",
+                "twl06",
+                "--quiet",
+                "--redis-url",
+                server.url,
+                "--queue",
+                queue,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["annotate", str(games), "--out", str(here), "--lexicon", str(TWL06), "--quiet"]) == 0
+    )
+    a = (fleet / "annotations.jsonl").read_text().splitlines()
+    b = (here / "annotations.jsonl").read_text().splitlines()
+    assert len(a) == 17 and a == b

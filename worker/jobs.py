@@ -35,6 +35,14 @@ def analyze(payload: bytes) -> dict:
         return p.error_result(p.INTERNAL, "the engine failed on this request; it has been logged")
     p.pack(result)  # TypeError here fails the job instead of RQ storing a placeholder
     elapsed = time.perf_counter() - started
+    if "annotation" in result:
+        METRICS.inc("anchor_jobs_done_total")
+        METRICS.inc(
+            "anchor_positions_analysed_total",
+            sum(1 for t in result["annotation"]["turns"] if t.get("analysed")),
+        )
+        METRICS.observe(time.perf_counter() - started)
+        return result
     if "games" in result:
         METRICS.inc("anchor_jobs_done_total")
         METRICS.inc("anchor_plays_generated_total", sum(g["plays"] for g in result["games"]))

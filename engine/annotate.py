@@ -1,0 +1,139 @@
+"""Annotation of recorded games: for every turn, what was played, what was best, what it
+cost. Pure computation over a parsed GCG game; client/report.py renders the result."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .errors import AnchorError, InputError
+from .gcg import EXCHANGE, PASS, PLAY, Game, replay
+from .notation import parse_rack
+from .solver import Solver
+
+ANALYSED = (PLAY, EXCHANGE, PASS)
+
+
+def annotate_game(game: Game, solver: Solver, top: int = 5) -> dict:
+    """A msgpack/JSON-ready map: players, one entry per move line, per-player summary.
+
+    A turn of a play, exchange or pass with a known rack gets the best `top` plays, the
+    rank of the play made among all legal plays (1 = best; ties share a rank), points
+    given up against the best, the recomputed score of the play made (flagged when the
+    record says otherwise), and which of its words the lexicon does not know.
+    """
+    rules = solver.rules
+    players = [{"nick": p.nick, "name": p.name} for p in game.players]
+    turns = []
+    for index, turn in enumerate(replay(game, rules)):
+        ev = turn.event
+        entry: dict = {
+            "index": index,
+            "line": ev.line,
+            "player": ev.player_index,
+            "nick": ev.player,
+            "kind": ev.kind,
+            "rack": ev.rack,
+            "recorded_score": ev.score,
+            "recorded_total": ev.total,
+            "board": turn.board.to_cgp(),
+        }
+        if ev.kind == PLAY:
+            words = [w.word for w in turn.score.words]
+            entry.update(
+                played=turn.play.notation,
+                placed=[list(p) for p in turn.play.placed],
+                score=turn.score.total,
+                score_matches=turn.score.total == ev.score,
+                words=words,
+                invalid_words=[w for w in words if not solver.lexicon.contains(w.upper())],
+                bingo=bool(turn.score.bingo),
+            )
+        elif ev.kind == EXCHANGE:
+            entry.update(played=f"-{ev.tiles}", score=0, score_matches=ev.score == 0)
+        elif ev.kind == PASS:
+            entry.update(played="-", score=0, score_matches=ev.score == 0)
+        if ev.kind in ANALYSED:
+            entry.update(_alternatives(solver, turn, entry, top))
+        turns.append(entry)
+    return {
+        "players": players,
+        "turns": turns,
+        "summary": _summary(players, turns),
+        "lexicon": game.lexicon,
+        "source": game.source,
+    }
+
+
+def _alternatives(solver: Solver, turn, entry: dict, top: int) -> dict:
+    rack = turn.event.rack
+    if not rack:
+        return {"analysed": False, "why": "the record gives no rack for this turn"}
+    try:
+        tiles = parse_rack(solver.rules, rack)
+    except InputError as exc:
+        return {"analysed": False, "why": str(exc)}
+    if turn.event.kind == PLAY:
+        needed = Counter(
+            0 if ch.islower() else solver.rules.letter_index[ch] for _, _, ch in turn.play.placed
+        )
+        if needed - Counter(tiles):
+            return {
+                "analysed": False,
+                "why": f"the play uses tiles not on the recorded rack {rack}",
+            }
+    moves = solver.generate_moves(turn.board, rack)
+    scores = moves.scores()
+    best = moves[:top]
+    best_score = scores[0] if scores else 0
+    made = entry["score"]
+    legal = entry.get("kind") != PLAY or (
+        not entry["invalid_words"]
+        and solver.validate_play(turn.board, list(turn.play.placed), rack=rack).ok
+    )
+    return {
+        "analysed": True,
+        "total_plays": len(moves),
+        "best": [
+            [
+                m.notation,
+                m.score,
+                [list(p) for p in m.placed],
+                len(m.placed) == solver.rules.rack_size,
+            ]
+            for m in best
+        ],
+        "rank": 1 + sum(1 for s in scores if s > made) if legal else None,
+        "legal": legal,
+        "given_up": max(0, best_score - made),
+        "bingo_available": bool(best) and len(best[0].placed) == solver.rules.rack_size,
+    }
+
+
+def _summary(players: list[dict], turns: list[dict]) -> list[dict]:
+    out = []
+    for seat, player in enumerate(players):
+        mine = [t for t in turns if t["player"] == seat]
+        analysed = [t for t in mine if t.get("analysed")]
+        given_up = sum(t["given_up"] for t in analysed)
+        out.append(
+            {
+                "nick": player["nick"],
+                "final": mine[-1]["recorded_total"] if mine else 0,
+                "turns": len([t for t in mine if t["kind"] in ANALYSED]),
+                "analysed": len(analysed),
+                "given_up": given_up,
+                "average_given_up": round(given_up / len(analysed), 2) if analysed else 0.0,
+                "best_plays": sum(1 for t in analysed if t["given_up"] == 0),
+                "bingos": sum(1 for t in mine if t.get("bingo")),
+                "bingos_missed": sum(
+                    1 for t in analysed if t["bingo_available"] and not t.get("bingo")
+                ),
+                "score_mismatches": sum(1 for t in mine if t.get("score_matches") is False),
+                "phonies": sum(1 for t in mine if t.get("invalid_words")),
+            }
+        )
+    return out
+
+
+class AnnotationError(AnchorError):
+    """A game record that cannot be annotated (its moves do not replay)."""

@@ -1,0 +1,168 @@
+"""Annotation of the recorded games: the bookkeeping per turn and per player, the command
+over the whole shared data set, and the HTML report as a browser renders it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from client.cli import main
+from engine import Ruleset, Solver
+from engine.annotate import annotate_game
+from engine.gcg import read_gcg, replay
+
+from .conftest import data_path
+
+ENGLISH = Ruleset.load("english")
+
+
+@pytest.fixture(scope="module")
+def solver(magpie_twl06) -> Solver:
+    return Solver(magpie_twl06, ENGLISH)
+
+
+def game_path(name: str) -> Path:
+    return next(p for p in data_path("gcg").rglob("*.gcg") if p.name == name)
+
+
+def test_turn_bookkeeping_against_the_generator(solver):
+    game = read_gcg(game_path("doug_v_emely.gcg"))
+    annotation = annotate_game(game, solver, top=5)
+    turns = annotation["turns"]
+    assert len(turns) == len(game.events)
+    for turn, replayed in zip(turns, replay(game, ENGLISH), strict=True):
+        if not turn.get("analysed"):
+            continue
+        scores = solver.generate_moves(replayed.board, turn["rack"]).scores()
+        assert turn["total_plays"] == len(scores)
+        assert [b[1] for b in turn["best"]] == scores[:5]
+        assert turn["given_up"] == max(0, scores[0] - turn["score"])
+        if turn["rank"] is not None:
+            assert turn["rank"] == 1 + sum(1 for s in scores if s > turn["score"])
+    donates = next(t for t in turns if t.get("played") == "10B DONATES")
+    assert (donates["score"], donates["rank"], donates["given_up"], donates["bingo"]) == (
+        82,
+        1,
+        0,
+        True,
+    )
+    gale = next(t for t in turns if t.get("played") == "7C GALE")
+    assert gale["rank"] == 17 and gale["given_up"] == 6 and gale["best"][0][1] == 22
+
+
+def test_player_summary_adds_up(solver):
+    annotation = annotate_game(read_gcg(game_path("josh2.gcg")), solver)
+    for seat, summary in enumerate(annotation["summary"]):
+        mine = [t for t in annotation["turns"] if t["player"] == seat and t.get("analysed")]
+        assert summary["given_up"] == sum(t["given_up"] for t in mine)
+        assert summary["analysed"] == len(mine)
+        assert summary["average_given_up"] == round(summary["given_up"] / len(mine), 2)
+        assert summary["bingos_missed"] == sum(
+            1 for t in mine if t["bingo_available"] and not t.get("bingo")
+        )
+        assert (
+            summary["final"]
+            == [t for t in annotation["turns"] if t["player"] == seat][-1]["recorded_total"]
+        )
+
+
+def test_phony_and_withdrawn_turns(solver):
+    annotation = annotate_game(read_gcg(game_path("doug_v_emely_double_challenge.gcg")), solver)
+    til = next(t for t in annotation["turns"] if t.get("played") == "4B TIL(AX)")
+    assert til["invalid_words"] == ["TILAX"] and til["rank"] is None  # a phony has no rank
+    withdrawn = [t for t in annotation["turns"] if t["kind"] == "withdrawn"]
+    assert len(withdrawn) == 1 and withdrawn[0]["recorded_score"] == -24
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    gcg = tmp_path_factory.mktemp("games")
+    shutil.copytree(data_path("gcg"), gcg / "gcg")
+    (gcg / "gcg" / "unreadable.gcg").symlink_to(gcg / "nowhere")
+    kwg = str(data_path("kwg", "TWL06.kwg"))
+    assert main(["annotate", str(gcg / "gcg"), "--out", str(out), "--lexicon", kwg, "--quiet"]) == 0
+    return out
+
+
+def test_annotate_every_english_game(report, capsys):
+    lines = [json.loads(line) for line in (report / "annotations.jsonl").read_text().splitlines()]
+    assert len(lines) == 45
+    failed = {line["game"]: line["error"] for line in lines if "error" in line}
+    assert set(failed) == {"macondo/gcgio/testdata/polish_endgame.gcg", "unreadable.gcg"}
+    assert "cannot read" in failed["unreadable.gcg"]
+    pages = sorted(p.name for p in report.glob("*.html"))
+    assert "index.html" in pages and len(pages) == 44
+    index = (report / "index.html").read_text()
+    assert "43 of 45 records annotated" in index and "not annotated" in index
+    mismatched = [
+        t
+        for line in lines
+        if "annotation" in line
+        for t in line["annotation"]["turns"]
+        if t.get("score_matches") is False and t["kind"] == "play"
+    ]
+    assert not mismatched
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def render(url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp / 'profile'}",
+            *extra,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def png_pixels(path: Path) -> bytes:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if kind == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    return zlib.decompress(idat)
+
+
+def test_report_renders_in_headless_chromium(report, tmp_path):
+    if not chromium():
+        pytest.skip("Chromium is not installed and `make test` could not install it (apt)")
+    page = report / "macondo__gcgio__testdata__doug_v_emely.html"
+    dom = render(page.as_uri(), tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert dom.stdout.count("<svg") == 26  # one board per analysed turn
+    assert "points given up" in dom.stdout and "10B DONATES" in dom.stdout
+    shot = tmp_path / "shot.png"
+    done = render(page.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1000,1400")
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    pixels = png_pixels(shot)
+    assert len(set(pixels)) > 50  # a drawn page, not a blank one
+    index = render((report / "index.html").as_uri(), tmp_path, "--dump-dom")
+    assert index.stdout.count("<a href=") == 43
+    assert os.path.getsize(shot) > 20_000

@@ -9,11 +9,12 @@ from pathlib import Path
 from engine import AnchorError, Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
 from engine.annotate import annotate_game
 from engine.gcg import parse_gcg
+from engine.leaves import Leaves
 from engine.rules import builtin_names
 from engine.selfplay import InvariantError, play_game
 
 from . import protocol as p
-from .lexica import DEFAULT_LEXICON, lexicon_path
+from .lexica import DEFAULT_LEXICON, lexicon_path, search_dirs
 
 
 class LexiconRegistry:
@@ -24,11 +25,47 @@ class LexiconRegistry:
     lexica it was started with and serves built-in rulesets only.
     """
 
-    def __init__(self, paths: dict[str, str] | None = None, search: bool = False):
+    def __init__(
+        self,
+        paths: dict[str, str] | None = None,
+        search: bool = False,
+        leave_paths: dict[str, str] | None = None,
+    ):
         self.paths = dict(paths or {})
+        self.leave_paths = dict(leave_paths or {})
         self.search = search
         self._rules: dict[str, Ruleset] = {}
         self._solvers: dict[tuple[str, str], Solver] = {}
+        self._leaves: dict[tuple[str, str], Leaves] = {}
+
+    def leaves(self, ruleset: str, lexicon: str | None, name: str | None) -> Leaves:
+        """Leave values by name (default: the lexicon's name); files as NAME.klv2 when
+        searching like the CLI."""
+        rules = self.rules(ruleset)
+        name = name or lexicon or DEFAULT_LEXICON.get(rules.name, rules.name)
+        key = (ruleset, name)
+        if key not in self._leaves:
+            path = self.leave_paths.get(name)
+            if path is None and self.search:
+                candidate = Path(name)
+                if candidate.suffix == ".klv2" and candidate.is_file():
+                    path = str(candidate)
+                else:
+                    for folder in search_dirs():
+                        if (folder / f"{name}.klv2").is_file():
+                            path = str(folder / f"{name}.klv2")
+                            break
+            if path is None:
+                known = ", ".join(sorted(self.leave_paths)) or "none"
+                raise p.ProtocolError(
+                    p.UNKNOWN_LEAVES,
+                    f"no leave values named {name!r} here; this service has: {known}",
+                )
+            try:
+                self._leaves[key] = Leaves.open(path, rules)
+            except AnchorError as exc:
+                raise p.ProtocolError(p.UNKNOWN_LEAVES, str(exc)) from None
+        return self._leaves[key]
 
     def rules(self, name: str) -> Ruleset:
         if name not in self._rules:
@@ -91,10 +128,13 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
             "annotation": annotation,
             "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
         }
+    leaves = None
+    if request.rank == "equity":
+        leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
     results = []
     for position in request.positions:
         try:
-            results.append(analyze_position(solver, position, request.options))
+            results.append(analyze_position(solver, position, request.options, leaves))
         except p.ProtocolError as exc:
             if not request.batch:
                 raise
@@ -107,7 +147,9 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
     return {"v": p.VERSION, **result}
 
 
-def analyze_position(solver: Solver, position: p.Position, options: p.Options) -> dict:
+def analyze_position(
+    solver: Solver, position: p.Position, options: p.Options, leaves: Leaves | None = None
+) -> dict:
     rules = solver.rules
     try:
         if position.cgp is not None:
@@ -133,6 +175,8 @@ def analyze_position(solver: Solver, position: p.Position, options: p.Options) -
             mode=position.mode,
             limit=position.limit,
             include_exchanges=options.exchanges,
+            rank="equity" if leaves is not None else "score",
+            leaves=leaves,
         )
     except InputError as exc:
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
@@ -149,12 +193,15 @@ def analyze_position(solver: Solver, position: p.Position, options: p.Options) -
                     "bingo": score.bingo,
                 }
         entries.append(p.move_entry(move, breakdown))
-    return {
+    out = {
         "ok": True,
         "total": moves.total,
         "moves": entries,
         "timings": {"generate_us": round(generated * 1e6, 1)},
     }
+    if leaves is not None:
+        out["equities"] = [round(e, 3) for e in moves.equities()]
+    return out
 
 
 def run_selfplay(request: p.SelfPlayRequest, solver: Solver, started: float) -> dict:

@@ -82,6 +82,8 @@ def cmd_analyze(args) -> int:
         lexicon=args.lexicon,
         positions=(position,),
         options=protocol.Options(exchanges=args.exchanges),
+        rank=args.rank,
+        leaves=args.leaves,
     )
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(redis_url, queue=args.queue)
@@ -94,7 +96,7 @@ def cmd_analyze(args) -> int:
     if not result["ok"]:
         error = result["error"]
         raise AnchorError(f"{error['message']} [{error['code']}]")
-    moves = [protocol.move_dict(entry) for entry in result["moves"]]
+    moves = protocol.move_dicts(result)
     if args.json:
         print(json.dumps(moves, ensure_ascii=False))
         return 0
@@ -107,7 +109,8 @@ def cmd_analyze(args) -> int:
     print(f"Rack {rack}: {shown}{total} plays ({elapsed * 1e3:.2f} ms, {where})")
     width = max((len(m["notation"]) for m in moves), default=0)
     for rank, m in enumerate(moves, 1):
-        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}")
+        equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""
+        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}{equity}")
     return 0
 
 
@@ -383,6 +386,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_non_negative, help="print only the N best plays")
     p.add_argument("--mode", choices=("both", "across", "down"), default="both")
     p.add_argument("--exchanges", action="store_true", help="also list exchanges and the pass")
+    p.add_argument(
+        "--rank",
+        choices=("score", "equity"),
+        default="score",
+        help="rank by score, or by equity: score + value of the tiles kept",
+    )
+    p.add_argument(
+        "--leaves",
+        help="leave values for --rank equity: a .klv2 path or a name "
+        "(default: the lexicon's name, NAME.klv2 beside the lexica)",
+    )
     p.add_argument("--show-board", action="store_true", help="render the board first")
     p.add_argument("--json", action="store_true", help="print a JSON list of plays")
     p.add_argument(
@@ -433,6 +447,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[@RULESET]=PATH",
         help="a lexicon to serve, opened before the first job (repeatable; "
         "default: english from dictionaries/build)",
+    )
+    p.add_argument(
+        "--leaves",
+        action="append",
+        metavar="NAME=PATH",
+        help="leave values (KLV2) served for rank=equity requests (repeatable)",
     )
     p.add_argument("--queue", action="append", help="queue(s) to listen on (default: anchor)")
     p.add_argument(

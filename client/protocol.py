@@ -33,6 +33,7 @@ BAD_VALUE = "bad_value"
 BATCH_TOO_LARGE = "batch_too_large"
 UNKNOWN_RULESET = "unknown_ruleset"
 UNKNOWN_LEXICON = "unknown_lexicon"
+UNKNOWN_LEAVES = "unknown_leaves"
 BAD_POSITION = "bad_position"
 BAD_RACK = "bad_rack"
 INTERNAL = "internal"
@@ -54,6 +55,7 @@ ERROR_CODES = (
     BAD_RACK,
     INTERNAL,
     BAD_GAME,
+    UNKNOWN_LEAVES,
 )
 
 
@@ -93,6 +95,8 @@ class Request:
     positions: tuple[Position, ...] = ()
     batch: bool = False  # a batch answers with one result per position
     options: Options = field(default_factory=Options)
+    rank: str = "score"  # or "equity": score + value of the tiles kept
+    leaves: str | None = None  # leave values by name (equity); None: the lexicon's
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,8 @@ _TOP = {
     "limit",
     "options",
     "positions",
+    "rank",
+    "leaves",
 }
 _POSITION = {"cgp", "rows", "rack", "mode", "limit"}
 _OPTIONS = {"breakdown", "exchanges"}
@@ -181,6 +187,10 @@ def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> byte
         "kind": "batch" if request.batch else "analyze",
         "ruleset": request.ruleset,
     }
+    if request.rank != "score":
+        out["rank"] = request.rank
+    if request.leaves is not None:
+        out["leaves"] = request.leaves
     if request.lexicon is not None:
         out["lexicon"] = request.lexicon
     opts = {k: True for k in _OPTIONS if getattr(request.options, k)}
@@ -238,6 +248,11 @@ def parse_request(obj: Any) -> Request:
     ruleset = _string(obj, "ruleset", "english")
     lexicon = _get(obj, "lexicon", str, None)
     options = _options(_get(obj, "options", dict, {}))
+    rank = _get(obj, "rank", str, "score")
+    if rank not in ("score", "equity"):
+        raise ProtocolError(BAD_VALUE, f"'rank' must be 'score' or 'equity', not {rank!r}")
+    leaves = _get(obj, "leaves", str, None)
+    extra = {"rank": rank, "leaves": leaves}
     if kind == "batch":
         for key in _POSITION:
             if key in obj and key not in ("mode", "limit"):
@@ -256,10 +271,10 @@ def parse_request(obj: Any) -> Request:
                 raise ProtocolError(WRONG_TYPE, f"positions[{i}] must be a map, not {_kind(item)}")
             _no_unknown(item, _POSITION, f"positions[{i}]")
             positions.append(_position({**defaults, **item}, f"positions[{i}]"))
-        return Request(ruleset, lexicon, tuple(positions), True, options)
+        return Request(ruleset, lexicon, tuple(positions), True, options, **extra)
     if "positions" in obj:
         raise ProtocolError(UNKNOWN_FIELD, "'positions' belongs to batch requests (kind 'batch')")
-    return Request(ruleset, lexicon, (_position(obj, "request"),), False, options)
+    return Request(ruleset, lexicon, (_position(obj, "request"),), False, options, **extra)
 
 
 def _annotate(obj: dict) -> AnnotateRequest:
@@ -411,6 +426,14 @@ def move_dict(entry: list) -> dict:
     if len(entry) > 7:
         out["breakdown"] = entry[7]
     return out
+
+
+def move_dicts(result: dict) -> list[dict]:
+    """A single-position result's moves as maps, with their equities when ranked so."""
+    moves = [move_dict(e) for e in result["moves"]]
+    for move, equity in zip(moves, result.get("equities", ()), strict=False):
+        move["equity"] = equity
+    return moves
 
 
 def check_result(obj: Any) -> dict:

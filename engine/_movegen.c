@@ -46,7 +46,8 @@ typedef struct {
 
 /* Iterative depth-first walk over sibling lists from the DAWG root, with
  * memoised word counts per list (linear in the graph) and cycle detection. */
-static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, KwgReport *rep) {
+static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_tile,
+                    KwgReport *rep) {
     uint32_t root = kwg_arc(nodes[0]);
     rep->words = 0;
     rep->max_length = 0;
@@ -79,7 +80,7 @@ static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, KwgRep
         }
         uint32_t node = nodes[i];
         unsigned tile = kwg_tile(node);
-        if (tile < 1 || tile > alphabet) {
+        if (tile < min_tile || tile > alphabet) {
             snprintf(rep->error, sizeof rep->error,
                      "node %u has tile %u, outside the alphabet of %u letters", i, tile, alphabet);
             goto done;
@@ -155,7 +156,7 @@ static const uint32_t *kwg_nodes_view(const Py_buffer *view, uint32_t **owned) {
 }
 
 PyDoc_STRVAR(kwg_check_doc,
-"kwg_check(buffer, alphabet_size) -> (words, max_length, dawg_nodes, node_count)\n\n"
+"kwg_check(buffer, alphabet_size, min_tile=1) -> (words, max_length, dawg_nodes, node_count)\n\n"
 "Check a KWG buffer: size, every arc index in range, sibling lists terminated,\n"
 "DAWG tiles within 1..alphabet_size, GADDAG tiles within 0..alphabet_size, no\n"
 "cycles. Raises ValueError naming the first problem found.");
@@ -164,7 +165,8 @@ static PyObject *py_kwg_check(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     unsigned alphabet;
-    if (!PyArg_ParseTuple(args, "y*I", &view, &alphabet)) return NULL;
+    unsigned min_tile = 1; /* 0 for leave graphs (KLV), where tile 0 is the blank */
+    if (!PyArg_ParseTuple(args, "y*I|I", &view, &alphabet, &min_tile)) return NULL;
     PyObject *result = NULL;
     uint32_t *owned = NULL;
     KwgReport rep;
@@ -213,7 +215,7 @@ static PyObject *py_kwg_check(PyObject *self, PyObject *args) {
         snprintf(rep.error, sizeof rep.error, "the last node does not end its sibling list (truncated?)");
         failed = 1;
     }
-    if (!failed && kwg_walk(nodes, n, alphabet, &rep) != 0) failed = 1;
+    if (!failed && kwg_walk(nodes, n, alphabet, min_tile > 1 ? 1 : min_tile, &rep) != 0) failed = 1;
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_SetString(PyExc_ValueError, rep.error);
@@ -256,8 +258,19 @@ _Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
 
 typedef struct {
     MoveRecord *items;
+    float *equity; /* beside items when ranking by equity, else NULL */
     size_t count, capacity;
 } MoveBuf;
+
+/* Leave values for equity ranking, for one rack: the leave kept after a play is found
+ * by its "used" key, the sum of key_step[tile] over the tiles placed (tile 0 = blank),
+ * a mixed-radix number over the rack's distinct tiles; value[key] is the leave value of
+ * the rack minus those tiles (worked out in Python from the KLV2 file). */
+typedef struct {
+    const uint16_t *key_step; /* MAX_LETTERS + 1 entries */
+    const float *value;       /* keys entries */
+    size_t keys;
+} LeaveTable;
 
 /* Per sibling-list start: which tiles the list holds and which of them end a word.
  * Lists are sorted by tile, so the node for tile t is at start + popcount(children
@@ -304,6 +317,7 @@ typedef struct {
     int left_len;
     uint8_t placed[MAX_SIDE];           /* tile placed in each column of the row, 0 = none */
     int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
+    const LeaveTable *leaves;           /* NULL: rank by score */
     MoveBuf *out;
     int failed;                         /* out of memory */
 } Search;
@@ -355,6 +369,14 @@ static void emit(Search *s, int end_col, Tally t) {
             return;
         }
         out->items = grown;
+        if (s->leaves) {
+            float *eq = realloc(out->equity, cap * sizeof *eq);
+            if (!eq) {
+                s->failed = 1;
+                return;
+            }
+            out->equity = eq;
+        }
         out->capacity = cap;
     }
     MoveRecord *m = &out->items[out->count++];
@@ -365,6 +387,15 @@ static void emit(Search *s, int end_col, Tally t) {
     m->len = (uint8_t)len;
     memset(m->tiles, 0, sizeof m->tiles);
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
+    if (s->leaves) {
+        size_t key = 0;
+        for (int i = 0; i < len; i++) {
+            uint8_t tile = m->tiles[i];
+            if (tile) key += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
+        }
+        out->equity[out->count - 1] =
+            (float)m->score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
+    }
 }
 
 /* ExtendRight [AJ88]: `list` is the sibling list of letters that may follow the word so
@@ -602,6 +633,43 @@ static MoveRecord *rank_moves(const MoveBuf *buf, long limit, size_t *out_count)
     return sorted;
 }
 
+typedef struct {
+    float equity;
+    uint32_t index; /* generation order: the tie-break */
+} EquityKey;
+
+static int by_equity(const void *a, const void *b) {
+    const EquityKey *x = a, *y = b;
+    if (x->equity != y->equity) return x->equity > y->equity ? -1 : 1;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+/* Rank by equity, descending; ties keep generation order. A comparison sort: equities
+ * are floats. Fills `equities` (kept entries) beside the returned records. */
+static MoveRecord *rank_by_equity(const MoveBuf *buf, long limit, size_t *out_count, float **equities) {
+    size_t n = buf->count;
+    size_t keep = (limit >= 0 && (size_t)limit < n) ? (size_t)limit : n;
+    *out_count = keep;
+    EquityKey *keys = malloc((n ? n : 1) * sizeof *keys);
+    MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
+    float *eq = malloc((keep ? keep : 1) * sizeof *eq);
+    if (!keys || !sorted || !eq) {
+        free(keys);
+        free(sorted);
+        free(eq);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) keys[i] = (EquityKey){buf->equity[i], (uint32_t)i};
+    qsort(keys, n, sizeof *keys, by_equity);
+    for (size_t i = 0; i < keep; i++) {
+        sorted[i] = buf->items[keys[i].index];
+        eq[i] = keys[i].equity;
+    }
+    free(keys);
+    *equities = eq;
+    return sorted;
+}
+
 /* ------------------------------------------------------- Generator object */
 typedef struct {
     PyObject_HEAD
@@ -709,7 +777,7 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     for (uint32_t i = 0; i < self->n_nodes && !bad; i++)
         if (kwg_arc(self->nodes[i]) >= self->n_nodes) bad = 1;
     if (!bad && !kwg_is_end(self->nodes[self->n_nodes - 1])) bad = 1;
-    if (!bad && kwg_walk(self->nodes, self->n_nodes, (unsigned)r->alphabet, &rep) != 0) bad = 1;
+    if (!bad && kwg_walk(self->nodes, self->n_nodes, (unsigned)r->alphabet, 1, &rep) != 0) bad = 1;
     if (bad) {
         PyErr_Format(PyExc_ValueError, "kwg buffer failed its check: %s",
                      rep.error[0] ? rep.error : "arc out of range or unterminated list");
@@ -740,15 +808,20 @@ PyDoc_STRVAR(generate_doc,
 "records: ranked 32-byte move records (layout in _movegen.c); total: plays found.");
 
 static PyObject *Generator_generate(Generator *self, PyObject *args) {
-    Py_buffer cells_view, rack_view;
+    Py_buffer cells_view, rack_view, step_view = {0}, value_view = {0};
     int mode;
     long limit;
-    if (!PyArg_ParseTuple(args, "y*y*il", &cells_view, &rack_view, &mode, &limit)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*il|y*y*", &cells_view, &rack_view, &mode, &limit, &step_view,
+                          &value_view))
+        return NULL;
+    int by_equity_rank = step_view.buf != NULL;
+    LeaveTable leaves = {0};
+    float *equities = NULL;
     const Rules *r = &self->rules;
     int ncells = r->rows * r->cols;
     PyObject *result = NULL;
     Search *s = NULL;
-    MoveBuf buf = {NULL, 0, 0};
+    MoveBuf buf = {NULL, NULL, 0, 0};
     MoveRecord *ranked = NULL;
     uint8_t board[MAX_CELLS];
     uint8_t rack[MAX_LETTERS + 1];
@@ -763,6 +836,17 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
     if (mode < 1 || mode > 3) {
         PyErr_SetString(PyExc_ValueError, "mode must be 1 (across), 2 (down) or 3 (both)");
         goto out;
+    }
+    if (by_equity_rank) {
+        if (step_view.len != (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t)) ||
+            value_view.buf == NULL || value_view.len % sizeof(float) != 0 || value_view.len == 0 ||
+            ((uintptr_t)step_view.buf % sizeof(uint16_t)) || ((uintptr_t)value_view.buf % sizeof(float))) {
+            PyErr_SetString(PyExc_ValueError, "leave table: 64 uint16 key steps and a float32 array");
+            goto out;
+        }
+        leaves.key_step = step_view.buf;
+        leaves.value = value_view.buf;
+        leaves.keys = (size_t)value_view.len / sizeof(float);
     }
     memcpy(board, cells_view.buf, (size_t)ncells);
     memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
@@ -802,6 +886,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
         for (int k = 1; k <= r->alphabet; k++)
             if (rack[k]) s->rack_mask |= (uint64_t)1 << k;
         s->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
+        s->leaves = by_equity_rank ? &leaves : NULL;
         s->out = &buf;
         s->failed = 0;
         prepare_pass(s, r, board, dir);
@@ -809,7 +894,8 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
         failed = s->failed;
     }
     if (!failed) {
-        ranked = rank_moves(&buf, limit, &kept);
+        ranked = by_equity_rank ? rank_by_equity(&buf, limit, &kept, &equities)
+                                : rank_moves(&buf, limit, &kept);
         if (!ranked) failed = 1;
     }
     Py_END_ALLOW_THREADS
@@ -818,12 +904,20 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
         goto out;
     }
     PyObject *records = PyBytes_FromStringAndSize((const char *)ranked, (Py_ssize_t)(kept * sizeof(MoveRecord)));
-    if (records) {
+    if (records && by_equity_rank) {
+        PyObject *eq = PyBytes_FromStringAndSize((const char *)equities, (Py_ssize_t)(kept * sizeof(float)));
+        result = eq ? Py_BuildValue("NnN", records, (Py_ssize_t)buf.count, eq) : NULL;
+        if (!eq) Py_DECREF(records);
+    } else if (records) {
         result = Py_BuildValue("Nn", records, (Py_ssize_t)buf.count);
     }
 out:
     free(ranked);
+    free(equities);
     free(buf.items);
+    free(buf.equity);
+    if (step_view.buf) PyBuffer_Release(&step_view);
+    if (value_view.buf) PyBuffer_Release(&value_view);
     free(s);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_view);
@@ -848,8 +942,111 @@ static PyTypeObject GeneratorType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ------------------------------------------------------------ leave tables */
+
+/* Index of a sorted leave in a KLV graph (DAWG order: a word before its extensions),
+ * or -1. counts[i] = leaves below the sibling list starting at node i. */
+static long klv_index(const uint32_t *nodes, uint32_t n, const uint32_t *counts,
+                      const uint8_t *leave, int len) {
+    long idx = 0;
+    uint32_t list = kwg_arc(nodes[0]);
+    for (int k = 0; k < len; k++) {
+        if (!list) return -1;
+        uint32_t i = list;
+        for (;; i++) {
+            if (i >= n) return -1;
+            uint32_t node = nodes[i];
+            if (kwg_tile(node) == leave[k]) break;
+            idx += kwg_accepts(node) + (kwg_arc(node) ? counts[kwg_arc(node)] : 0);
+            if (kwg_is_end(node)) return -1;
+        }
+        uint32_t node = nodes[i];
+        if (k == len - 1) return kwg_accepts(node) ? idx : -1;
+        idx += kwg_accepts(node);
+        list = kwg_arc(node);
+    }
+    return -1;
+}
+
+PyDoc_STRVAR(leave_table_doc,
+"leave_table(graph, counts, values, rack) -> (key_steps, leave_values)\n\n"
+"graph: KLV2 leave nodes (u32, checked by kwg_check); counts: u32 per node, leaves below\n"
+"each list start; values: f32 per leave; rack: 64 tile counts (blank first). Returns the\n"
+"mixed-radix key step of each tile and, for every sub-multiset the rack can play, the\n"
+"value of the leave it keeps (0 for a leave the file lacks).");
+
+static PyObject *py_leave_table(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer graph, counts, values, rack;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &graph, &counts, &values, &rack)) return NULL;
+    PyObject *result = NULL;
+    uint32_t n = (uint32_t)(graph.len / 4);
+    if (graph.len % 4 || n < 2 || counts.len != graph.len || values.len % 4 ||
+        rack.len != MAX_LETTERS + 1 || (uintptr_t)graph.buf % 4 || (uintptr_t)counts.buf % 4 ||
+        (uintptr_t)values.buf % 4) {
+        PyErr_SetString(PyExc_ValueError, "leave_table: bad buffer sizes");
+        goto out;
+    }
+    const uint32_t *nodes = graph.buf, *cnt = counts.buf;
+    const float *vals = values.buf;
+    size_t nvals = (size_t)values.len / 4;
+    const uint8_t *have = rack.buf;
+    uint16_t steps[MAX_LETTERS + 1] = {0};
+    uint8_t distinct[MAX_RACK];
+    int nd = 0, total = 0;
+    size_t radix = 1;
+    for (int t = 0; t <= MAX_LETTERS; t++) {
+        if (!have[t]) continue;
+        total += have[t];
+        if (nd == MAX_RACK || total > MAX_RACK) {
+            PyErr_SetString(PyExc_ValueError, "leave_table: rack too large");
+            goto out;
+        }
+        distinct[nd++] = (uint8_t)t;
+        steps[t] = (uint16_t)radix;
+        radix *= (size_t)have[t] + 1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (kwg_arc(nodes[i]) >= n) {
+            PyErr_SetString(PyExc_ValueError, "leave_table: graph arc out of range");
+            goto out;
+        }
+    float *table = PyMem_Malloc(radix * sizeof *table);
+    if (!table) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (size_t key = 0; key < radix; key++) {
+        uint8_t leave[MAX_RACK];
+        int len = 0;
+        size_t rest = key;
+        for (int d = 0; d < nd; d++) {
+            int t = distinct[d], used = (int)(rest % ((size_t)have[t] + 1));
+            rest /= (size_t)have[t] + 1;
+            for (int k = 0; k < have[t] - used; k++) leave[len++] = (uint8_t)t;
+        }
+        long idx = len ? klv_index(nodes, n, cnt, leave, len) : -1;
+        table[key] = (idx >= 0 && (size_t)idx < nvals) ? vals[idx] : 0.0f;
+    }
+    PyObject *a = PyBytes_FromStringAndSize((const char *)steps, sizeof steps);
+    PyObject *b = PyBytes_FromStringAndSize((const char *)table, (Py_ssize_t)(radix * sizeof *table));
+    PyMem_Free(table);
+    if (a && b) result = Py_BuildValue("NN", a, b);
+    else {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+out:
+    PyBuffer_Release(&graph);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&rack);
+    return result;
+}
+
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
+    {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
     {NULL, NULL, 0, NULL},
 };
 

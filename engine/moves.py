@@ -8,6 +8,7 @@ for positions with a hundred thousand plays.
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -32,6 +33,7 @@ class Move:
     placed: tuple[tuple[int, int, str], ...]  # (row, col, letter) of new tiles, 0-based
     kind: str = PLAY
     exchanged: str = ""  # tiles put back, for an exchange
+    equity: float | None = None  # score + value of the tiles kept (when ranked by equity)
 
     @property
     def notation(self) -> str:
@@ -50,7 +52,7 @@ class Move:
         return len(self.placed)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "notation": self.notation,
             "score": self.score,
             "row": self.row,
@@ -59,12 +61,17 @@ class Move:
             "word": self.word,
             "placed": [list(p) for p in self.placed],
         }
+        if self.equity is not None:
+            out["equity"] = round(self.equity, 3)
+        return out
 
     def __str__(self) -> str:
         return f"{self.notation} {self.score}"
 
 
-def decode(board: Board, record: bytes | memoryview, offset: int = 0) -> Move:
+def decode(
+    board: Board, record: bytes | memoryview, offset: int = 0, equity: float | None = None
+) -> Move:
     """A Move from the record at `offset` (the board is the one moves were made on)."""
     score, row, col, direction, length, tiles = RECORD.unpack_from(record, offset)
     rules = board.rules
@@ -79,23 +86,45 @@ def decode(board: Board, record: bytes | memoryview, offset: int = 0) -> Move:
         else:
             letter = cell_letter(rules, board.cell(r, c))
         word.append(letter)
-    return Move(score, row, col, ACROSS if direction == 0 else DOWN, "".join(word), tuple(placed))
+    direction_name = ACROSS if direction == 0 else DOWN
+    return Move(score, row, col, direction_name, "".join(word), tuple(placed), equity=equity)
 
 
 class MoveList(Sequence):
     """Ranked moves, best first; entries become Move objects only when read."""
 
-    __slots__ = ("board", "total", "_records", "_extra", "_count")
+    __slots__ = ("board", "total", "_records", "_extra", "_count", "_equities", "_order", "_limit")
 
-    def __init__(self, board: Board, records: bytes, total: int, extra: tuple[Move, ...] = ()):
+    def __init__(
+        self,
+        board: Board,
+        records: bytes,
+        total: int,
+        extra: tuple[Move, ...] = (),
+        equities: bytes | None = None,
+    ):
         self.board = board
         self.total = total  # plays found before any limit
         self._records = records
         self._extra = extra
         self._count = len(records) // RECORD.size
+        self._equities = array("f", equities) if equities is not None else None
+        self._limit: int | None = None
+        self._order = None  # with equities and extras: records and extras merged by equity
+        if self._equities is not None and extra:
+            keyed = [(-e, 0, i) for i, e in enumerate(self._equities)]
+            keyed += [(-(m.equity or 0.0), 1, -1 - j) for j, m in enumerate(extra)]
+            keyed.sort()
+            self._order = [k[2] for k in keyed]
+
+    def top(self, n: int) -> MoveList:
+        """This list cut to its first n entries (in place; returns self)."""
+        self._limit = n if self._limit is None else min(n, self._limit)
+        return self
 
     def __len__(self) -> int:
-        return self._count + len(self._extra)
+        full = self._count + len(self._extra)
+        return full if self._limit is None else min(full, self._limit)
 
     @overload
     def __getitem__(self, index: int) -> Move: ...
@@ -110,22 +139,42 @@ class MoveList(Sequence):
             index += n
         if not 0 <= index < n:
             raise IndexError("move index out of range")
-        if index >= self._count:
+        if self._order is not None:
+            index = self._order[index]
+            if index < 0:
+                return self._extra[-1 - index]
+        elif index >= self._count:
             return self._extra[index - self._count]
-        return decode(self.board, self._records, index * RECORD.size)
+        equity = self._equities[index] if self._equities is not None else None
+        return decode(self.board, self._records, index * RECORD.size, equity)
 
     def scores(self) -> list[int]:
-        """Every score, without making Move objects."""
+        """Every score, in list order, without making Move objects."""
         out = [s for (s, *_rest) in RECORD.iter_unpack(self._records)]
-        return out + [m.score for m in self._extra]
+        if self._order is not None:
+            out = [out[i] if i >= 0 else self._extra[-1 - i].score for i in self._order]
+        else:
+            out += [m.score for m in self._extra]
+        return out[: len(self)]
+
+    def equities(self) -> list[float] | None:
+        """Every equity, in list order (None when ranked by score)."""
+        if self._equities is None:
+            return None
+        if self._order is not None:
+            out = [self._equities[i] if i >= 0 else self._extra[-1 - i].equity for i in self._order]
+        else:
+            out = list(self._equities) + [m.equity for m in self._extra]
+        return out[: len(self)]
 
     def __repr__(self) -> str:
         best = f", best {self[0]}" if len(self) else ""
         return f"<MoveList {len(self)} moves{best}>"
 
 
-def exchanges(rules, rack: tuple[int, ...]) -> tuple[Move, ...]:
-    """Every distinct exchange of a non-empty part of the rack, then the pass (score 0)."""
+def exchanges(rules, rack: tuple[int, ...], leaves=None) -> tuple[Move, ...]:
+    """Every distinct exchange of a non-empty part of the rack, then the pass (score 0).
+    With leaves, each carries the equity of the tiles it keeps, best first."""
     tiles = sorted(rack, key=lambda t: (t == 0, t))
     seen: set[tuple[int, ...]] = set()
     out = []
@@ -134,8 +183,16 @@ def exchanges(rules, rack: tuple[int, ...]) -> tuple[Move, ...]:
             if combo in seen:
                 continue
             seen.add(combo)
-            out.append(Move(0, -1, -1, "", "", (), EXCHANGE, format_rack(rules, combo)))
-    out.append(Move(0, -1, -1, "", "", (), PASS))
+            equity = None
+            if leaves is not None:
+                kept = list(tiles)
+                for t in combo:
+                    kept.remove(t)
+                equity = leaves.value(kept)
+            out.append(Move(0, -1, -1, "", "", (), EXCHANGE, format_rack(rules, combo), equity))
+    out.append(Move(0, -1, -1, "", "", (), PASS, "", leaves.value(tiles) if leaves else None))
+    if leaves is not None:
+        out.sort(key=lambda m: -(m.equity or 0.0))
     return tuple(out)
 
 

@@ -45,6 +45,27 @@ class Greedy:
         return moves[0] if len(moves) else None
 
 
+class EquityPlayer:
+    """The play (or, while the bag allows, the exchange) of the highest equity: score plus
+    the value of the tiles kept, from a KLV2 leave file. Counts the plays it generated."""
+
+    def __init__(self, leaves) -> None:
+        self.leaves = leaves
+        self.plays_generated = 0
+
+    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+        moves = solver.generate_moves(
+            board,
+            rack,
+            limit=1,
+            rank="equity",
+            leaves=self.leaves,
+            include_exchanges=bag_size >= solver.rules.rack_size,
+        )
+        self.plays_generated += moves.total
+        return moves[0] if len(moves) else None
+
+
 def greedy(solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
     """The highest-scoring play; None when there is none."""
     return solver.best_move(board, rack)
@@ -151,6 +172,8 @@ def play_game(
                 rack[BLANK if letter.islower() else letter] -= 1
             rack += Counter()
             rack.update(bag.draw(rules.rack_size - sum(rack.values())))
+        elif move is not None and move.kind == PASS:
+            move = Move(0, -1, -1, "", "", (), PASS)
         elif len(bag) >= rules.rack_size and rack:
             exchanged = rack if move is None or move.kind != EXCHANGE else Counter(move.exchanged)
             kept = rack - exchanged

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from . import _movegen
 from .board import Board
 from .errors import InputError
+from .leaves import Leaves
 from .lexicon import Lexicon
 from .moves import Move, MoveList, exchanges
 from .notation import Play, parse_play, parse_rack
@@ -50,11 +51,14 @@ class Solver:
         mode: str = "both",
         limit: int | None = None,
         include_exchanges: bool = False,
+        rank: str = "score",
+        leaves: Leaves | None = None,
     ) -> MoveList:
-        """Every legal play for `rack` on `board`, once each, ranked by score (best first).
+        """Every legal play for `rack` on `board`, once each, ranked best first.
 
         mode: "both", "across" or "down". limit: keep only the top N (the rest are not
         ranked). include_exchanges: add every distinct exchange and the pass (score 0).
+        rank: "score", or "equity" (score + value of the tiles kept, from `leaves`).
         """
         self._check_board(board)
         tiles = parse_rack(self.rules, rack)
@@ -67,13 +71,28 @@ class Solver:
         counts = bytearray(self.rules.size + 1)
         for t in tiles:
             counts[t] += 1
-        records, total = self._generator.generate(
-            board.cells, bytes(counts), MODES[mode], -1 if limit is None else limit
-        )
-        extra = exchanges(self.rules, tiles) if include_exchanges and tiles else ()
-        if limit is not None:
-            extra = extra[: max(0, limit - len(records) // 32)]
-        return MoveList(board, records, total, extra)
+        if rank not in ("score", "equity"):
+            raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
+        if rank == "equity" and leaves is None:
+            raise InputError("ranking by equity needs leave values (a KLV2 file)")
+        limit_c = -1 if limit is None else limit
+        if rank == "equity":
+            steps, values = leaves.table(tiles)
+            records, total, equities = self._generator.generate(
+                board.cells, bytes(counts), MODES[mode], limit_c, steps, values
+            )
+        else:
+            records, total = self._generator.generate(
+                board.cells, bytes(counts), MODES[mode], limit_c
+            )
+            equities = None
+        extra = ()
+        if include_exchanges and tiles:
+            extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None)
+        moves = MoveList(board, records, total, extra, equities)
+        if limit is not None and len(moves) > limit:
+            moves.top(limit)
+        return moves
 
     def best_move(self, board: Board, rack: str, mode: str = "both") -> Move | None:
         """The highest-scoring play, or None when there is none."""

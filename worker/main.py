@@ -90,10 +90,17 @@ def build_worker(
     name: str | None = None,
     maintenance_interval: int = 10,
     connection=None,
+    leave_paths: dict[str, str] | None = None,
 ) -> AnchorWorker:
     """Open every lexicon (mmap) and connect; the worker takes no job before this."""
-    registry = LexiconRegistry({spec.name: spec.path for spec in lexica})
+    registry = LexiconRegistry(
+        {spec.name: spec.path for spec in lexica},
+        leave_paths=dict(leave_paths or {}),
+    )
     solvers = registry.preload([(spec.ruleset, spec.name) for spec in lexica])
+    for name in leave_paths or {}:  # open (and check) leave files before any job too
+        ruleset = next((s.ruleset for s in lexica if s.name == name), "english")
+        registry.leaves(ruleset, name, name)
     jobs.REGISTRY = registry
     for spec, solver in zip(lexica, solvers, strict=True):
         log.info(
@@ -125,7 +132,12 @@ def run(args) -> int:
     try:
         specs = [parse_lexicon_spec(s) for s in (args.lexicon or ["english"])]
         worker = build_worker(
-            redis_url, args.queue or ["anchor"], specs, args.name, args.maintenance_interval
+            redis_url,
+            args.queue or ["anchor"],
+            specs,
+            args.name,
+            args.maintenance_interval,
+            leave_paths=dict(_pair(s) for s in (args.leaves or [])),
         )
         worker.connection.ping()  # a wrong URL or password fails here, not mid-job
     except Exception as exc:  # start-up problems are one clear line, not a traceback
@@ -170,6 +182,13 @@ def work_until_stopped(
         except (RedisConnectionError, RedisTimeoutError):
             continue
         log.info("reconnected to Redis; taking jobs again")
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise ValueError(f"bad --leaves {text!r}: expected NAME=PATH")
+    return name, path
 
 
 def _safe(url: str) -> str:

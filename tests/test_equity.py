@@ -1,0 +1,167 @@
+"""Equity ranking: KLV2 leave files (MAGPIE's TWL06.klv2), leave lookups checked by a
+round trip through our own writer, equities recomputed independently, the equity player."""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client import protocol as p
+from client.analysis import LexiconRegistry, run_request
+from engine import InputError, LexiconError, Ruleset, Solver, parse_cgp
+from engine.leaves import Leaves
+from engine.notation import parse_rack
+from engine.selfplay import EquityPlayer, Greedy, play_game
+
+from .conftest import data_path
+
+ENGLISH = Ruleset.load("english")
+
+
+@pytest.fixture(scope="module")
+def leaves() -> Leaves:
+    return Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def solver(magpie_twl06) -> Solver:
+    return Solver(magpie_twl06, ENGLISH)
+
+
+def tiles(text: str) -> list[int]:
+    return [0 if ch == "?" else ENGLISH.letter_index[ch] for ch in text]
+
+
+def test_reads_magpies_klv2(leaves):
+    assert len(leaves) == 914_624
+    known = {"?": 28.873, "??": 42.942, "S": 8.501, "Q": -6.149, "QU": 3.029, "ERS": 16.737}
+    for leave, value in known.items():
+        assert leaves.value(tiles(leave)) == pytest.approx(value, abs=1e-3)
+    assert leaves.value([]) == 0.0
+    assert leaves.value(tiles("SR")) == leaves.value(tiles("RS"))  # a multiset
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.lists(st.integers(0, 26), min_size=1, max_size=6).map(lambda t: tuple(sorted(t))),
+        st.floats(-50, 50, allow_nan=False, width=32),
+        min_size=1,
+        max_size=80,
+    )
+)
+def test_write_and_read_back_every_leave(values):
+    back = Leaves(Leaves.to_bytes(values), ENGLISH)
+    assert len(back) == len(values)
+    for leave, value in values.items():
+        assert back.value(leave) == pytest.approx(value)
+    assert back.index((25, 25, 25, 25, 25, 25, 25)) is None
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda b: b[:-4], "truncated"),
+        (lambda b: b[:6], "only 6 bytes"),
+        (lambda b: struct.pack("<I", 10**6) + b[4:], "do not fit"),
+        (lambda b: b[:8] + b"\xff\xff\xff\xff" + b[12:], "unusable"),
+    ],
+)
+def test_bad_leave_files_are_refused(tmp_path, mutate, message):
+    good = Leaves.to_bytes({(1,): 1.0, (1, 2): 2.0, (0,): 25.0})
+    path = tmp_path / "bad.klv2"
+    path.write_bytes(mutate(good))
+    with pytest.raises(LexiconError, match=message):
+        Leaves.open(path, ENGLISH)
+
+
+def test_a_kwg_is_not_a_klv(tmp_path):
+    with pytest.raises(LexiconError, match="not a KLV2 file"):
+        Leaves.open(data_path("kwg", "TWL06.kwg"), ENGLISH)
+
+
+def bench():
+    lines = data_path("bench", "positions.cgp").read_text().splitlines()
+    return [parse_cgp(ENGLISH, ln) for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+def test_equity_is_score_plus_the_leave_kept(solver, leaves):
+    for pos in bench():
+        rack = pos.racks[0]
+        moves = solver.generate_moves(pos.board, rack, rank="equity", leaves=leaves)
+        assert len(moves) == len(solver.generate_moves(pos.board, rack))
+        equities = moves.equities()
+        assert equities == sorted(equities, reverse=True)
+        sample = (
+            range(len(moves))
+            if len(moves) < 6000
+            else random.Random(3).sample(range(len(moves)), 3000)
+        )
+        for i in sample:
+            m = moves[i]
+            kept = list(parse_rack(ENGLISH, rack))
+            for _r, _c, ch in m.placed:
+                kept.remove(0 if ch.islower() else ENGLISH.letter_index[ch])
+            assert m.equity == pytest.approx(m.score + leaves.value(kept), abs=1e-3)
+
+
+def test_equity_limit_and_exchanges(solver, leaves):
+    pos = bench()[0]
+    full = solver.generate_moves(
+        pos.board, "AABC?", rank="equity", leaves=leaves, include_exchanges=True
+    )
+    top = solver.generate_moves(
+        pos.board, "AABC?", rank="equity", leaves=leaves, include_exchanges=True, limit=12
+    )
+    assert [m.notation for m in top] == [m.notation for m in full[:12]]
+    assert full.equities() == sorted(full.equities(), reverse=True)
+    swaps = {m.notation: m.equity for m in full if m.kind == "exchange"}
+    assert swaps["-AABC"] == pytest.approx(leaves.value([0]))  # keeps the blank
+    with pytest.raises(InputError, match="needs leave values"):
+        solver.generate_moves(pos.board, "AB", rank="equity")
+    with pytest.raises(InputError, match="rank must be"):
+        solver.generate_moves(pos.board, "AB", rank="luck")
+
+
+def test_equity_player_keeps_every_invariant(solver, leaves):
+    for seed in (1, 2, 3):
+        game = play_game(solver, seed, policies=[EquityPlayer(leaves), Greedy()], check=True)
+        assert game.end in ("out", "scoreless")
+
+
+def test_equity_through_the_protocol(leaves):
+    registry = LexiconRegistry(
+        {"twl06": str(data_path("kwg", "TWL06.kwg"))},
+        leave_paths={"twl06": str(data_path("kwg", "TWL06.klv2"))},
+    )
+    cgp = bench()[0]
+    payload = p.pack(
+        {"v": 1, "lexicon": "twl06", "cgp": cgp.to_cgp(), "rank": "equity", "limit": 2}
+    )
+    result = run_request(p.decode_request(payload), registry)
+    moves = p.move_dicts(result)
+    assert [m["notation"] for m in moves] == ["D9 G(A)LLIC", "D9 G(A)RLIC"]
+    assert moves[0]["equity"] == pytest.approx(28.001, abs=1e-3)
+    with pytest.raises(p.ProtocolError) as info:
+        run_request(
+            p.decode_request(
+                p.pack(
+                    {
+                        "v": 1,
+                        "lexicon": "twl06",
+                        "cgp": cgp.to_cgp(),
+                        "rank": "equity",
+                        "leaves": "nope",
+                    }
+                )
+            ),
+            registry,
+        )
+    assert info.value.code == p.UNKNOWN_LEAVES
+    with pytest.raises(p.ProtocolError) as info:
+        p.decode_request(p.pack({"v": 1, "cgp": "x", "rank": "luck"}))
+    assert info.value.code == p.BAD_VALUE

@@ -119,7 +119,11 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
         return run_selfplay(request, solver, started)
     if isinstance(request, p.AnnotateRequest):
         try:
-            annotation = annotate_game(parse_gcg(request.gcg, source="game"), solver, request.top)
+            leaves = None
+            if request.leaves is not None:
+                leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
+            game = parse_gcg(request.gcg, source="game")
+            annotation = annotate_game(game, solver, request.top, leaves)
         except InputError as exc:
             raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
         return {

@@ -203,7 +203,9 @@ def cmd_annotate(args) -> int:
         except OSError as exc:
             entries.append({"name": name, "error": f"cannot read {path}: {exc.strerror}"})
             continue
-        requests.append(protocol.AnnotateRequest(text, args.ruleset, args.lexicon, args.top))
+        requests.append(
+            protocol.AnnotateRequest(text, args.ruleset, args.lexicon, args.top, args.leaves)
+        )
         pending.append(name)
         entries.append({"name": name})
 
@@ -434,6 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", default="english")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
     p.add_argument("--top", type=_non_negative, default=5, help="best plays listed per turn")
+    p.add_argument(
+        "--leaves",
+        help="leave values (.klv2 path or name): rank by equity and report equity given up",
+    )
     p.add_argument("--redis-url", help="one job per game through the fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600)

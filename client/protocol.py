@@ -122,6 +122,7 @@ class AnnotateRequest:
     ruleset: str = "english"
     lexicon: str | None = None
     top: int = 5
+    leaves: str | None = None  # leave values by name: rank by equity, report equity given up
 
 
 MAX_GCG = 512 * 1024
@@ -149,7 +150,7 @@ _OPTIONS = {"breakdown", "exchanges"}
 
 
 _SELFPLAY = {"v", "kind", "ruleset", "lexicon", "seed", "games", "players", "check"}
-_ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top"}
+_ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves"}
 
 
 def decode_request(payload: bytes) -> Request | SelfPlayRequest:
@@ -168,6 +169,8 @@ def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> byte
         }
         if request.lexicon is not None:
             out["lexicon"] = request.lexicon
+        if request.leaves is not None:
+            out["leaves"] = request.leaves
         return pack(out)
     if isinstance(request, SelfPlayRequest):
         out = {
@@ -288,7 +291,11 @@ def _annotate(obj: dict) -> AnnotateRequest:
     if not 0 <= top <= MAX_TOP:
         raise ProtocolError(BAD_VALUE, f"'top' must be 0..{MAX_TOP}, not {top}")
     return AnnotateRequest(
-        gcg, _string(obj, "ruleset", "english"), _get(obj, "lexicon", str, None), top
+        gcg,
+        _string(obj, "ruleset", "english"),
+        _get(obj, "lexicon", str, None),
+        top,
+        _get(obj, "leaves", str, None),
     )
 
 

@@ -163,6 +163,8 @@ def _turn(rules: Ruleset, t: dict) -> str:
         f"<span class='{'good' if t['given_up'] == 0 else 'bad'}'>"
         f"{t['given_up']} points given up</span>"
     )
+    if "equity_given_up" in t:
+        notes.append(f"equity {t['equity']:.1f}, {t['equity_given_up']:.1f} equity given up")
     if t["bingo_available"] and not t.get("bingo"):
         notes.append("<span class='bad'>bingo missed</span>")
     best = t["best"]

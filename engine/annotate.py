@@ -13,13 +13,15 @@ from .solver import Solver
 ANALYSED = (PLAY, EXCHANGE, PASS)
 
 
-def annotate_game(game: Game, solver: Solver, top: int = 5) -> dict:
+def annotate_game(game: Game, solver: Solver, top: int = 5, leaves=None) -> dict:
     """A msgpack/JSON-ready map: players, one entry per move line, per-player summary.
 
     A turn of a play, exchange or pass with a known rack gets the best `top` plays, the
     rank of the play made among all legal plays (1 = best; ties share a rank), points
     given up against the best, the recomputed score of the play made (flagged when the
-    record says otherwise), and which of its words the lexicon does not know.
+    record says otherwise), and which of its words the lexicon does not know. With
+    leave values, the best plays are ranked by equity and each turn also gets the
+    equity of the play made and the equity given up.
     """
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
@@ -53,7 +55,7 @@ def annotate_game(game: Game, solver: Solver, top: int = 5) -> dict:
         elif ev.kind == PASS:
             entry.update(played="-", score=0, score_matches=ev.score == 0)
         if ev.kind in ANALYSED:
-            entry.update(_alternatives(solver, turn, entry, top))
+            entry.update(_alternatives(solver, turn, entry, top, leaves))
         turns.append(entry)
     return {
         "players": players,
@@ -64,7 +66,7 @@ def annotate_game(game: Game, solver: Solver, top: int = 5) -> dict:
     }
 
 
-def _alternatives(solver: Solver, turn, entry: dict, top: int) -> dict:
+def _alternatives(solver: Solver, turn, entry: dict, top: int, leaves=None) -> dict:
     rack = turn.event.rack
     if not rack:
         return {"analysed": False, "why": "the record gives no rack for this turn"}
@@ -81,16 +83,44 @@ def _alternatives(solver: Solver, turn, entry: dict, top: int) -> dict:
                 "analysed": False,
                 "why": f"the play uses tiles not on the recorded rack {rack}",
             }
-    moves = solver.generate_moves(turn.board, rack)
+    if leaves is not None:
+        moves = solver.generate_moves(turn.board, rack, rank="equity", leaves=leaves)
+    else:
+        moves = solver.generate_moves(turn.board, rack)
     scores = moves.scores()
     best = moves[:top]
-    best_score = scores[0] if scores else 0
+    best_score = max(scores) if scores else 0
     made = entry["score"]
     legal = entry.get("kind") != PLAY or (
         not entry["invalid_words"]
         and solver.validate_play(turn.board, list(turn.play.placed), rack=rack).ok
     )
+    extra = {}
+    if leaves is not None:
+        used = [
+            0 if ch.islower() else solver.rules.letter_index[ch]
+            for _, _, ch in (turn.play.placed if turn.event.kind == PLAY else ())
+        ]
+        kept = list(tiles)
+        if turn.event.kind == EXCHANGE:
+            used = (
+                list(parse_rack(solver.rules, turn.event.tiles))
+                if turn.event.tiles.isalpha()
+                else []
+            )
+        for tile in used:
+            if tile in kept:
+                kept.remove(tile)
+        made_equity = made + leaves.value(kept)
+        equities = moves.equities() or []
+        best_equity = equities[0] if equities else made_equity
+        extra = {
+            "equity": round(made_equity, 3),
+            "equity_given_up": round(max(0.0, best_equity - made_equity), 3),
+            "best_equities": [round(e, 3) for e in equities[:top]],
+        }
     return {
+        **extra,
         "analysed": True,
         "total_plays": len(moves),
         "best": [
@@ -129,6 +159,7 @@ def _summary(players: list[dict], turns: list[dict]) -> list[dict]:
                     1 for t in analysed if t["bingo_available"] and not t.get("bingo")
                 ),
                 "score_mismatches": sum(1 for t in mine if t.get("score_matches") is False),
+                "equity_given_up": round(sum(t.get("equity_given_up", 0.0) for t in analysed), 2),
                 "phonies": sum(1 for t in mine if t.get("invalid_words")),
             }
         )

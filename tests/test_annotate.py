@@ -166,3 +166,27 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     index = render((report / "index.html").as_uri(), tmp_path, "--dump-dom")
     assert index.stdout.count("<a href=") == 43
     assert os.path.getsize(shot) > 20_000
+
+
+def test_annotation_with_leaves_reports_equity_given_up(solver):
+    from engine.leaves import Leaves
+
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
+    game = read_gcg(game_path("doug_v_emely.gcg"))
+    annotation = annotate_game(game, solver, top=3, leaves=leaves)
+    for turn, replayed in zip(annotation["turns"], replay(game, ENGLISH), strict=True):
+        if not turn.get("analysed") or turn["kind"] != "play":
+            continue
+        moves = solver.generate_moves(replayed.board, turn["rack"], rank="equity", leaves=leaves)
+        assert turn["best_equities"] == [round(e, 3) for e in moves.equities()[:3]]
+        kept = [0 if ch == "?" else ENGLISH.letter_index[ch] for ch in turn["rack"]]
+        for _r, _c, ch in turn["placed"]:
+            kept.remove(0 if ch.islower() else ENGLISH.letter_index[ch])
+        assert turn["equity"] == pytest.approx(turn["score"] + leaves.value(kept), abs=1e-3)
+        assert turn["equity_given_up"] == pytest.approx(
+            max(0.0, moves.equities()[0] - turn["equity"]), abs=1e-2
+        )
+    first = annotation["summary"][0]
+    assert first["equity_given_up"] == pytest.approx(
+        sum(t.get("equity_given_up", 0) for t in annotation["turns"] if t["player"] == 0), abs=0.05
+    )

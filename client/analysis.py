@@ -11,7 +11,8 @@ from engine.annotate import annotate_game
 from engine.gcg import parse_gcg
 from engine.leaves import Leaves
 from engine.rules import builtin_names
-from engine.selfplay import InvariantError, play_game
+from engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
+from engine.training import LeaveModel
 
 from . import protocol as p
 from .lexica import DEFAULT_LEXICON, lexicon_path, search_dirs
@@ -116,7 +117,15 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
     started = time.perf_counter()
     solver = registry.solver(request.ruleset, request.lexicon)
     if isinstance(request, p.SelfPlayRequest):
-        return run_selfplay(request, solver, started)
+        leaves = None
+        if request.model:
+            try:
+                leaves = LeaveModel(solver.rules, request.model)
+            except ValueError as exc:
+                raise p.ProtocolError(p.BAD_VALUE, str(exc)) from None
+        elif "equity" in request.policies:
+            leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
+        return run_selfplay(request, solver, started, leaves)
     if isinstance(request, p.AnnotateRequest):
         try:
             leaves = None
@@ -208,17 +217,30 @@ def analyze_position(
     return out
 
 
-def run_selfplay(request: p.SelfPlayRequest, solver: Solver, started: float) -> dict:
+def run_selfplay(
+    request: p.SelfPlayRequest, solver: Solver, started: float, leaves: Leaves | None = None
+) -> dict:
     """Whole games with every invariant checked (when asked); one record per game."""
     games = []
+    names = list(request.policies or ("score",))
+    if len(names) == 1:
+        names *= request.players
     for i in range(request.games):
+        seed = request.seed + i
+        seated = (
+            names[seed % len(names) :] + names[: seed % len(names)] if request.alternate else names
+        )
+        policies = [EquityPlayer(leaves) if name == "equity" else Greedy() for name in seated]
         try:
-            game = play_game(solver, request.seed + i, players=request.players, check=request.check)
+            game = play_game(
+                solver, seed, players=request.players, check=request.check, policies=policies
+            )
         except InvariantError as exc:  # an engine bug: report it with the seed that shows it
             raise p.ProtocolError(p.INTERNAL, f"seed {request.seed + i}: {exc}") from None
         games.append(
             {
                 "seed": game.seed,
+                "policies": seated,
                 "scores": game.scores,
                 "turns": len(game.turns),
                 "end": game.end,

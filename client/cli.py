@@ -130,6 +130,9 @@ def cmd_selfplay(args) -> int:
             games=min(args.per_job, args.games - start),
             players=args.players,
             check=not args.no_check,
+            policies=tuple(args.policy or ()),
+            leaves=args.leaves,
+            alternate=args.alternate,
         )
         for start in range(0, args.games, args.per_job)
     ]
@@ -175,7 +178,102 @@ def cmd_selfplay(args) -> int:
     print(
         f"  peak RSS of this process {peak:.1f} MiB" + (f"; GCG in {args.out}" if args.out else "")
     )
+    seated = {name for g in games for name in g["policies"]}
+    if len(seated) > 1:
+        for name in sorted(seated):
+            wins = 0.0
+            for g in games:
+                pairs = list(zip(g["scores"], g["policies"], strict=True))
+                mine = max(s for s, pol in pairs if pol == name)
+                theirs = max(s for s, pol in pairs if pol != name)
+                wins += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+            low, high = _wilson(wins, len(games))
+            print(
+                f"  {name} player won {wins:g} of {len(games)} = {100 * wins / len(games):.1f}% "
+                f"(95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+            )
     return 0
+
+
+def cmd_train_leaves(args) -> int:
+    """Learn leave values by self-play (through the fleet when a Redis URL is given)."""
+    from engine.training import LeaveModel, fit, observations
+
+    rules = Ruleset.load(args.ruleset)
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=600)
+    model = LeaveModel(rules)
+
+    def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool) -> list[dict]:
+        requests = [
+            protocol.SelfPlayRequest(
+                ruleset=args.ruleset,
+                lexicon=args.lexicon,
+                seed=seed + start,
+                games=min(args.per_job, games - start),
+                check=False,
+                policies=policies,
+                alternate=alternate,
+                model=tuple(model.params) if "equity" in policies else (),
+            )
+            for start in range(0, games, args.per_job)
+        ]
+        results = client.analyze_many(requests, timeout=args.timeout)
+        failed = [r["error"]["message"] for r in results if not r["ok"]]
+        if failed:
+            raise AnchorError("; ".join(failed))
+        return [g for r in results for g in r["games"]]
+
+    def evaluate(label: str) -> None:
+        games = play(args.eval_games, 1_000_000, ("equity", "score"), True)
+        wins = 0.0
+        for g in games:
+            pairs = dict(zip(g["policies"], g["scores"], strict=True))
+            wins += (
+                1.0
+                if pairs["equity"] > pairs["score"]
+                else 0.5
+                if pairs["equity"] == pairs["score"]
+                else 0.0
+            )
+        low, high = _wilson(wins, len(games))
+        print(
+            f"  {label}: equity player won {100 * wins / len(games):.1f}% of {len(games)} games "
+            f"against the score player (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+        )
+
+    started = time.perf_counter()
+    for iteration in range(1, args.iterations + 1):
+        policies = ("score",) if iteration == 1 else ("equity",)
+        games = play(args.games, args.seed + iteration * 100_000, policies, False)
+        data = [obs for g in games for obs in observations(g["gcg"], rules)]
+        model = fit(rules, data)
+        print(
+            f"iteration {iteration}: {len(games)} games ({policies[0]} players), "
+            f"{len(data)} leaves observed, {time.perf_counter() - started:.1f} s"
+        )
+        if args.eval_games:
+            evaluate(f"after iteration {iteration}")
+    values = {
+        ("?" if i == 0 else rules.alphabet[i - 1]): round(v, 2)
+        for i, v in enumerate(model.params[: rules.size + 1])
+    }
+    best = sorted(values.items(), key=lambda kv: -kv[1])
+    print("  tile values, best to worst: " + " ".join(f"{k}{v:+.1f}" for k, v in best))
+    data = model.to_klv2(args.max_leave)
+    Path(args.out).write_bytes(data)
+    print(f"wrote {args.out}: {len(data):,} bytes ({time.perf_counter() - started:.1f} s in all)")
+    return 0
+
+
+def _wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate."""
+    import math
+
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
 
 
 def cmd_annotate(args) -> int:
@@ -417,6 +515,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
     p.add_argument("--out", help="write one GCG file per game into this folder")
     p.add_argument("--no-check", action="store_true", help="skip the per-turn invariant checks")
+    p.add_argument(
+        "--policy",
+        action="append",
+        choices=("score", "equity"),
+        help="a player's policy, once per seat or once for all (default: score)",
+    )
+    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity players")
+    p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
     p.add_argument("--per-job", type=_positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
@@ -445,6 +551,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
+    p.add_argument("--ruleset", default="russian")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--games", type=_positive, default=1000, help="games per iteration")
+    p.add_argument("--iterations", type=_positive, default=2)
+    p.add_argument("--seed", type=_non_negative, default=1)
+    p.add_argument(
+        "--eval-games",
+        type=_non_negative,
+        default=0,
+        help="after each iteration, games of equity against score play",
+    )
+    p.add_argument("--max-leave", type=_positive, default=6, help="largest leave in the file")
+    p.add_argument("--out", required=True, help="the .klv2 file to write")
+    p.add_argument("--per-job", type=_positive, default=50)
+    p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
+    p.add_argument("--queue", default="anchor")
+    p.add_argument("--timeout", type=float, default=7200)
+    p.set_defaults(func=cmd_train_leaves)
 
     p = sub.add_parser("worker", help="run a worker: take analysis jobs from Redis")
     p.add_argument(

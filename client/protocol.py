@@ -109,6 +109,10 @@ class SelfPlayRequest:
     games: int = 1
     players: int = 2
     check: bool = True  # verify every invariant every turn
+    policies: tuple[str, ...] = ()  # per seat ("score" or "equity"); one applies to all
+    leaves: str | None = None  # leave values by name for "equity" players
+    alternate: bool = False  # rotate the seats every other game (who starts alternates)
+    model: tuple[float, ...] = ()  # a leave model's parameters (training) instead of leaves
 
 
 MAX_GAMES = 100  # per self-play job
@@ -149,7 +153,21 @@ _POSITION = {"cgp", "rows", "rack", "mode", "limit"}
 _OPTIONS = {"breakdown", "exchanges"}
 
 
-_SELFPLAY = {"v", "kind", "ruleset", "lexicon", "seed", "games", "players", "check"}
+_SELFPLAY = {
+    "v",
+    "kind",
+    "ruleset",
+    "lexicon",
+    "seed",
+    "games",
+    "players",
+    "check",
+    "policies",
+    "leaves",
+    "alternate",
+    "model",
+}
+POLICIES = ("score", "equity")
 _ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves"}
 
 
@@ -184,6 +202,14 @@ def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> byte
         }
         if request.lexicon is not None:
             out["lexicon"] = request.lexicon
+        if request.policies:
+            out["policies"] = list(request.policies)
+        if request.leaves is not None:
+            out["leaves"] = request.leaves
+        if request.alternate:
+            out["alternate"] = True
+        if request.model:
+            out["model"] = list(request.model)
         return pack(out)
     out: dict[str, Any] = {
         "v": VERSION,
@@ -313,6 +339,22 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         raise ProtocolError(BAD_VALUE, f"'games' must be 1..{MAX_GAMES} per job, not {games}")
     if not 2 <= players <= 4:
         raise ProtocolError(BAD_VALUE, f"'players' must be 2..4, not {players}")
+    policies = _get(obj, "policies", list, [])
+    if policies and (len(policies) not in (1, players) or any(x not in POLICIES for x in policies)):
+        raise ProtocolError(
+            BAD_VALUE,
+            f"'policies' must be 1 or {players} of {', '.join(POLICIES)}, not {policies!r}",
+        )
+    alternate = obj.get("alternate", False)
+    if not isinstance(alternate, bool):
+        raise ProtocolError(WRONG_TYPE, "'alternate' must be true or false")
+    model = _get(obj, "model", list, [])
+    if len(model) > 2 * 64 or not all(
+        isinstance(x, int | float) and not isinstance(x, bool) and abs(x) < 1e6 for x in model
+    ):
+        raise ProtocolError(
+            BAD_VALUE, "'model' must be at most 128 numbers (leave model parameters)"
+        )
     return SelfPlayRequest(
         _string(obj, "ruleset", "english"),
         _get(obj, "lexicon", str, None),
@@ -320,6 +362,10 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         games,
         players,
         check,
+        tuple(policies),
+        _get(obj, "leaves", str, None),
+        alternate,
+        tuple(float(x) for x in model),
     )
 
 

@@ -165,3 +165,37 @@ def test_equity_through_the_protocol(leaves):
     with pytest.raises(p.ProtocolError) as info:
         p.decode_request(p.pack({"v": 1, "cgp": "x", "rank": "luck"}))
     assert info.value.code == p.BAD_VALUE
+
+
+def test_leave_model_fit_table_and_klv2(russian):
+    from engine.training import LeaveModel, fit
+
+    model = LeaveModel(russian)
+    assert model.value([1, 1, 2]) == 0.0
+    # synthetic data: keeping tile 1 is followed by +10, tile 2 by -10, two 1s by +12
+    data = [((1,), 40)] * 200 + [((2,), 20)] * 200 + [((1, 1), 42)] * 200 + [((3,), 30)] * 400
+    fitted = fit(russian, data, ridge=1.0)
+    assert fitted.value([1]) > 5 and fitted.value([2]) < -5
+    assert fitted.value([1, 1]) < 2 * fitted.value([1])  # a duplicate is worth less
+    steps, values = fitted.table((1, 1, 2))
+    back = Leaves(fitted.to_klv2(max_size=3), russian)
+    assert back.value([1, 2]) == pytest.approx(fitted.value([1, 2]), abs=1e-4)
+    assert len(back) == 34 + 583 + 6725  # every 1-3 tile leave the distribution allows
+    assert back.index([0, 0, 0]) is None  # two blanks in Russian Scrabble, not three
+
+
+def test_observations_from_a_selfplay_record(russian):
+    from engine import Lexicon
+    from engine.training import observations
+
+    from .conftest import ROOT
+
+    solver = Solver(Lexicon.open(ROOT / "dictionaries" / "build" / "russian.kwg", russian), russian)
+    game = play_game(solver, 4, check=False)
+    obs = observations(game.to_gcg(), russian)
+    assert len(obs) == len(game.turns) - 2  # each player's last turn has no next turn
+    by_player = {0: [], 1: []}
+    for t in game.turns:
+        by_player[t.player].append(t.move.score)
+    assert sorted(y for _, y in obs) == sorted(by_player[0][1:] + by_player[1][1:])
+    assert all(len(leave) <= russian.rack_size for leave, _ in obs)

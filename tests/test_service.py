@@ -407,3 +407,42 @@ def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, t
     a = (fleet / "annotations.jsonl").read_text().splitlines()
     b = (here / "annotations.jsonl").read_text().splitlines()
     assert len(a) == 17 and a == b
+
+
+def test_train_leaves_through_the_fleet(server, queue, workers, tmp_path, capsys):
+    from client.cli import main
+    from engine import Ruleset
+    from engine.leaves import Leaves
+
+    workers(None, "--lexicon", "russian")
+    out = tmp_path / "ru.klv2"
+    assert (
+        main(
+            [
+                "train-leaves",
+                "--ruleset",
+                "russian",
+                "--games",
+                "40",
+                "--iterations",
+                "2",
+                "--per-job",
+                "10",
+                "--max-leave",
+                "2",
+                "--out",
+                str(out),
+                "--redis-url",
+                server.url,
+                "--queue",
+                queue,
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "iteration 1: 40 games (score players)" in text
+    assert "iteration 2: 40 games (equity players)" in text
+    leaves = Leaves.open(out, Ruleset.load("russian"))
+    assert len(leaves) == 34 + 583
+    assert leaves.value([0]) > 0  # a kept blank is worth points

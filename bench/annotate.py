@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from common import DATA, header
-from service import TWL06, start_redis, start_worker, stop
+from service import TWL06, fleet
 
 from client.cli import main as anchor
 
@@ -24,35 +24,31 @@ def main() -> None:
     header("annotate: ../shared/data/gcg (44 records, 43 English), TWL06")
     out = Path(tempfile.mkdtemp())
     base = ["annotate", str(DATA / "gcg"), "--quiet", "--top", "5"]
-    runs = [
-        timed([*base, "--out", str(out / f"local{i}"), "--lexicon", str(TWL06)]) for i in range(5)
-    ]
-    print(f"in-process, median of 5: {sorted(runs)[2]:.2f} s")
-    redis_proc, url = start_redis(out)
-    workers = []
     try:
-        workers = [start_worker(url, "annotate", f"a{i}") for i in range(2)]
         runs = [
-            timed(
-                [
-                    *base,
-                    "--out",
-                    str(out / f"fleet{i}"),
-                    "--lexicon",
-                    "twl06",
-                    "--redis-url",
-                    url,
-                    "--queue",
-                    "annotate",
-                ]
-            )
+            timed([*base, "--out", str(out / f"local{i}"), "--lexicon", str(TWL06)])
             for i in range(5)
         ]
-        print(f"2 workers, median of 5: {sorted(runs)[2]:.2f} s")
+        print(f"in-process, median of 5: {sorted(runs)[2]:.2f} s")
+        with fleet("annotate", 2) as url:
+            runs = [
+                timed(
+                    [
+                        *base,
+                        "--out",
+                        str(out / f"fleet{i}"),
+                        "--lexicon",
+                        "twl06",
+                        "--redis-url",
+                        url,
+                        "--queue",
+                        "annotate",
+                    ]
+                )
+                for i in range(5)
+            ]
+            print(f"2 workers, median of 5: {sorted(runs)[2]:.2f} s")
     finally:
-        stop(workers)
-        redis_proc.terminate()
-        redis_proc.wait()
         shutil.rmtree(out, ignore_errors=True)
 
 

@@ -7,12 +7,8 @@ English games without checks (games/s on one core), and 1,000 English games thro
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 from common import header
-from service import start_redis, start_worker, stop
+from service import fleet
 
 from client.cli import main as anchor
 
@@ -22,47 +18,22 @@ def main() -> None:
     for ruleset, games in (("english", 1000), ("russian", 200), ("erudit", 200)):
         anchor(["selfplay", "--ruleset", ruleset, "--games", str(games), "--seed", "1"])
     anchor(["selfplay", "--games", "1000", "--seed", "1", "--no-check"])
-    folder = Path(tempfile.mkdtemp())
-    redis_proc, url = start_redis(folder)
-    workers = []
-    try:
-        workers = [start_worker(url, "selfplay", f"s{i}", lexicon="english") for i in range(2)]
-        anchor(
-            [
-                "selfplay",
-                "--games",
-                "1000",
-                "--seed",
-                "1",
-                "--redis-url",
-                url,
-                "--queue",
-                "selfplay",
-                "--per-job",
-                "25",
-            ]
-        )
-        anchor(
-            [
-                "selfplay",
-                "--games",
-                "1000",
-                "--seed",
-                "1",
-                "--redis-url",
-                url,
-                "--queue",
-                "selfplay",
-                "--per-job",
-                "25",
-                "--no-check",
-            ]
-        )
-    finally:
-        stop(workers)
-        redis_proc.terminate()
-        redis_proc.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+    with fleet("selfplay", 2, lexicon="english") as url:
+        through = [
+            "selfplay",
+            "--games",
+            "1000",
+            "--seed",
+            "1",
+            "--redis-url",
+            url,
+            "--queue",
+            "selfplay",
+            "--per-job",
+            "25",
+        ]
+        anchor(through)
+        anchor([*through, "--no-check"])
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from common import DATA, ROOT, header
@@ -102,6 +103,22 @@ def start_worker(
     )
     time.sleep(2.0)
     return proc
+
+
+@contextmanager
+def fleet(queue: str, count: int, lexicon: str | None = None):
+    """A redis-server and `count` workers on `queue`, torn down afterwards; yields the URL."""
+    folder = Path(tempfile.mkdtemp())
+    redis_proc, url = start_redis(folder)
+    workers = []
+    try:
+        workers = [start_worker(url, queue, f"{queue}{i}", lexicon=lexicon) for i in range(count)]
+        yield url
+    finally:
+        stop(workers)
+        redis_proc.terminate()
+        redis_proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def stop(procs) -> None:

@@ -46,9 +46,12 @@ class LeaveModel:
         return total
 
     def table(self, rack: tuple[int, ...]) -> tuple[bytes, bytes]:
-        """Same contract as Leaves.table: key steps and the value of every leave kept."""
+        """Same contract as Leaves.table: key steps and the value of every leave kept.
+        The model is a sum over distinct tiles, so each key's value is a sum of one
+        term per tile, taken from small per-tile lists."""
         key = tuple(sorted(rack))
         if key not in self._tables:
+            size = self.rules.size + 1
             have = Counter(rack)
             distinct = sorted(have)
             steps = [0] * (MAX_LETTERS + 1)
@@ -56,12 +59,17 @@ class LeaveModel:
             for tile in distinct:
                 steps[tile] = radix
                 radix *= have[tile] + 1
-            values = [0.0] * radix
-            for used in product(*(range(have[t] + 1) for t in distinct)):
-                index = sum(u * steps[t] for u, t in zip(used, distinct, strict=True))
-                values[index] = self.value(
-                    t for u, t in zip(used, distinct, strict=True) for _ in range(have[t] - u)
-                )
+            # per tile, the value of keeping (have - used) of it, for used = 0..have
+            terms = [
+                [
+                    (n - u) * self.params[t] + max(0, n - u - 1) * self.params[size + t]
+                    for u in range(n + 1)
+                ]
+                for t, n in ((t, have[t]) for t in distinct)
+            ]
+            # product() varies its last list fastest: reverse so the first tile is the
+            # least significant digit of the key, as the steps say
+            values = [sum(c) for c in product(*reversed(terms))] if terms else [0.0]
             if len(self._tables) > 50_000:
                 self._tables.clear()
             self._tables[key] = (

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import InputError, Ruleset
 from engine.gcg import (
@@ -15,6 +17,7 @@ from engine.gcg import (
     PASS,
     PLAY,
     WITHDRAWN,
+    decode_gcg,
     parse_gcg,
     read_gcg,
     replay,
@@ -135,3 +138,59 @@ def test_latin1_and_utf8_names():
 def test_bad_move_lines(line, message):
     with pytest.raises(InputError, match=message):
         parse_gcg(line)
+
+
+MOVE_TOKENS = st.sampled_from(
+    [
+        "8D",
+        "D8",
+        "h2",
+        "15O",
+        "WORD",
+        "W.RD",
+        "(challenge)",
+        "(time)",
+        "(AB)",
+        "--",
+        "-",
+        "-AB",
+        "+5",
+        "-5",
+        "12",
+        "0",
+        "AEINRST",
+        "?",
+        "x",
+        ":",
+        ">p:",
+        "#note",
+        "#player1 p P",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(MOVE_TOKENS, max_size=7).map(" ".join), max_size=12))
+def test_fuzz_gcg_lines_parse_or_fail_clearly(lines):
+    text = "#player1 p P\n#player2 q Q\n" + "\n".join(
+        (">p: " if i % 2 == 0 else ">q: ") + line for i, line in enumerate(lines)
+    )
+    try:
+        game = parse_gcg(text)
+    except InputError:
+        return
+    try:
+        for turn in replay(game, ENGLISH):
+            assert turn.board.tile_count() >= 0
+    except InputError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_fuzz_gcg_bytes(data):
+    try:
+        game = parse_gcg(decode_gcg(data))
+        list(replay(game, ENGLISH))
+    except InputError:
+        pass

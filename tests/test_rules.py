@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Ruleset, RulesetError
 from engine.rules import builtin_names
@@ -125,3 +127,24 @@ def test_transposed_non_square_ruleset():
     assert t.centre == (7, 7)
     assert all(t.premiums[c][r] == rules.premiums[r][c] for r in range(15) for c in range(10))
     assert t.transposed() == rules
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_fuzz_ruleset_text_is_refused_clearly(text):
+    try:
+        Ruleset.from_toml(text, source="fuzz.toml")
+    except RulesetError as exc:
+        assert "fuzz.toml" in str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3000), st.text(min_size=1, max_size=3))
+def test_fuzz_edits_of_a_real_ruleset(position, insert):
+    text = english_text()
+    edited = text[:position] + insert + text[position + len(insert) :]
+    try:
+        rules = Ruleset.from_toml(edited, source="edited.toml")
+    except RulesetError:
+        return
+    assert rules.total_tiles == sum(rules.counts.values()) + rules.blanks

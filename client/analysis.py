@@ -57,11 +57,16 @@ class LexiconRegistry:
                             path = str(folder / f"{name}.klv2")
                             break
             if path is None:
-                known = ", ".join(sorted(self.leave_paths)) or "none"
-                raise p.ProtocolError(
-                    p.UNKNOWN_LEAVES,
-                    f"no leave values named {name!r} here; this service has: {known}",
-                )
+                if self.search:
+                    looked = ", ".join(str(d) for d in search_dirs())
+                    message = (
+                        f"no leave values named {name!r} (looked for {name}.klv2 in "
+                        f"{looked}); give a .klv2 file"
+                    )
+                else:
+                    known = ", ".join(sorted(self.leave_paths)) or "none"
+                    message = f"no leave values named {name!r} here; this service has: {known}"
+                raise p.ProtocolError(p.UNKNOWN_LEAVES, message)
             try:
                 self._leaves[key] = Leaves.open(path, rules)
             except AnchorError as exc:

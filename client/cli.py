@@ -26,7 +26,7 @@ def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
         board = position.board if position else Board.from_cgp(rules, args.cgp)
         rack = args.rack if args.rack is not None else (position.racks[0] if position else None)
     elif args.board:
-        board = Board.from_rows(rules, Path(args.board).read_text(encoding="utf-8"))
+        board = Board.from_rows(rules, _read_text(args.board, "board file"))
         rack = args.rack
     else:
         board, rack = Board.empty(rules), args.rack
@@ -66,7 +66,7 @@ def cmd_analyze(args) -> int:
         position = protocol.Position(cgp=args.cgp, rack=args.rack, mode=args.mode, limit=args.top)
     else:
         rows = (
-            Path(args.board).read_text(encoding="utf-8").split()
+            _read_text(args.board, "board file").split()
             if args.board
             else ["." * rules.cols] * rules.rows
         )
@@ -446,6 +446,15 @@ def cmd_build_lexicon(args) -> int:
         f"{elapsed:.2f} s"
     )
     return 0
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnchorError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise AnchorError(f"{what} {path} is not UTF-8 text") from None
 
 
 def _non_negative(text: str) -> int:

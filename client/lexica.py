@@ -20,7 +20,11 @@ def search_dirs() -> list[Path]:
         dirs.append(Path(os.environ["ANCHOR_LEXICON_DIR"]))
     dirs.append(Path.cwd() / "dictionaries" / "build")
     dirs.append(Path(__file__).resolve().parents[1] / "dictionaries" / "build")
-    return dirs
+    unique: list[Path] = []
+    for folder in dirs:
+        if folder.resolve() not in [u.resolve() for u in unique]:
+            unique.append(folder)
+    return unique
 
 
 def lexicon_path(name_or_path: str) -> Path:

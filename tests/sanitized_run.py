@@ -47,4 +47,34 @@ for _ in range(3000):
         Solver(lex, rules).generate_moves(Board.empty(rules), "ABCS??")
     except (LexiconError, ValueError):
         pass
+from engine.leaves import Leaves  # noqa: E402
+
+leaves = Leaves.open(data / "kwg" / "TWL06.klv2", rules)
+for line in lines:
+    if line.strip() and not line.startswith("#"):
+        pos = parse_cgp(rules, line)
+        solver.generate_moves(pos.board, pos.racks[0], rank="equity", leaves=leaves)
+        solver.generate_moves(
+            pos.board, pos.racks[0], rank="equity", leaves=leaves, limit=5, include_exchanges=True
+        )
+graph = leaves._nodes
+counts = leaves._count_array
+for _ in range(2000):
+    rack = bytearray(64)
+    for _ in range(rng.randrange(0, 8)):
+        rack[rng.randrange(0, 27)] += 1
+    steps, values = _movegen.leave_table(graph, counts, leaves._values, bytes(rack))
+    try:
+        gen.generate(bytes(225), bytes(rack[:27]), 3, rng.randrange(-1, 5), steps, values)
+    except ValueError:
+        pass
+    try:  # a table that does not fit the rack: keys beyond it read as 0, never past it
+        gen.generate(bytes(225), bytes(rack[:27]), 3, -1, steps, values[:4])
+    except ValueError:
+        pass
+for bad in (b"", b"\x00" * 7, b"\xff" * 128):
+    try:
+        _movegen.leave_table(graph, counts, leaves._values, bad)
+    except ValueError:
+        pass
 print(f"ok {total} {_movegen.__file__}")

@@ -225,3 +225,25 @@ def test_embedded_client_answers_like_the_worker(registry):
     assert a["moves"] == b["moves"] and a["total"] == b["total"] == 296
     many = embedded.analyze_many([req, req])
     assert [m["moves"] for m in many] == [a["moves"], a["moves"]]
+
+
+def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
+    """RQ would store the placeholder 'Unserializable return value'; the job function
+    packs its result first, so the job fails and the client hears why."""
+    from rq import Queue
+
+    from client.client import ServiceError
+    from worker import jobs
+    from worker.main import AnchorWorker
+
+    monkeypatch.setattr(jobs, "REGISTRY", registry)
+    monkeypatch.setattr(
+        jobs, "run_request", lambda request, reg: {"v": 1, "ok": True, "x": object()}
+    )
+    conn = FakeRedis()
+    client = AnalysisClient(connection=conn, retries=0)
+    job = client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),)))
+    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer)
+    AnchorWorker([queue], connection=conn, serializer=MsgpackSerializer).work(burst=True)
+    with pytest.raises(ServiceError, match="can not serialize"):
+        client.result(job, timeout=1)

@@ -1,0 +1,270 @@
+"""Whole-game commands of the `anchor` CLI: self-play, leave training, annotation.
+They build protocol requests and run them through AnalysisClient, in-process or across
+the worker fleet, then summarise or write what comes back."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from engine import AnchorError, Ruleset
+
+from . import protocol
+from .client import AnalysisClient, ServiceError
+
+
+def cmd_selfplay(args) -> int:
+    """Whole games, in-process or as jobs across the worker fleet; GCG files and stats."""
+    import resource
+    import statistics
+
+    Ruleset.load(args.ruleset)  # a bad name fails here, before any job
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=max(60, 5 * args.per_job))
+    requests = [
+        protocol.SelfPlayRequest(
+            ruleset=args.ruleset,
+            lexicon=args.lexicon,
+            seed=args.seed + start,
+            games=min(args.per_job, args.games - start),
+            players=args.players,
+            check=not args.no_check,
+            policies=tuple(args.policy or ()),
+            leaves=args.leaves,
+            alternate=args.alternate,
+        )
+        for start in range(0, args.games, args.per_job)
+    ]
+    started = time.perf_counter()
+    try:
+        results = client.analyze_many(requests, timeout=args.timeout, progress=args.progress)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    failed = [r["error"] for r in results if not r["ok"]]
+    if failed:
+        raise AnchorError("; ".join(f"{e['message']} [{e['code']}]" for e in failed))
+    games = [g for r in results for g in r["games"]]
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for g in games:
+            (out / f"{args.ruleset}-{g['seed']}.gcg").write_text(g["gcg"], encoding="utf-8")
+    times = sorted(t for g in games for t in g["move_us"])
+    plays = sum(g["plays"] for g in games)
+    totals = [sum(g["scores"]) for g in games]
+    ends = {end: sum(1 for g in games if g["end"] == end) for end in ("out", "scoreless")}
+    where = f"via Redis ({redis_url.split('@')[-1]})" if redis_url else "in-process"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{len(games)} {args.ruleset} games, {args.players} players, seeds {args.seed}.."
+        f"{args.seed + len(games) - 1}, {where}, invariants {'off' if args.no_check else 'checked'}"
+    )
+    print(
+        f"  {elapsed:.2f} s: {len(games) / elapsed:.1f} games/s, "
+        f"{plays / elapsed:,.0f} plays generated/s"
+    )
+    print(
+        f"  per-turn generation: median {statistics.median(times):.0f} µs, "
+        f"p99 {times[int(len(times) * 0.99) - 1]:.0f} µs, max {times[-1]:.0f} µs "
+        f"({len(times)} turns)"
+    )
+    print(
+        f"  average score per game {statistics.mean(totals):.1f} "
+        f"(per player {statistics.mean(totals) / args.players:.1f}); ended: {ends['out']} out, "
+        f"{ends['scoreless']} after six scoreless turns"
+    )
+    print(
+        f"  peak RSS of this process {peak:.1f} MiB" + (f"; GCG in {args.out}" if args.out else "")
+    )
+    seated = {name for g in games for name in g["policies"]}
+    if len(seated) > 1:
+        for name in sorted(seated):
+            wins = 0.0
+            for g in games:
+                pairs = list(zip(g["scores"], g["policies"], strict=True))
+                mine = max(s for s, pol in pairs if pol == name)
+                theirs = max(s for s, pol in pairs if pol != name)
+                wins += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+            low, high = _wilson(wins, len(games))
+            print(
+                f"  {name} player won {wins:g} of {len(games)} = {100 * wins / len(games):.1f}% "
+                f"(95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+            )
+    return 0
+
+
+def cmd_train_leaves(args) -> int:
+    """Learn leave values by self-play (through the fleet when a Redis URL is given)."""
+    from engine.training import LeaveModel, fit, observations
+
+    rules = Ruleset.load(args.ruleset)
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=600)
+    model = LeaveModel(rules)
+
+    def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool) -> list[dict]:
+        requests = [
+            protocol.SelfPlayRequest(
+                ruleset=args.ruleset,
+                lexicon=args.lexicon,
+                seed=seed + start,
+                games=min(args.per_job, games - start),
+                check=False,
+                policies=policies,
+                alternate=alternate,
+                model=tuple(model.params) if "equity" in policies else (),
+            )
+            for start in range(0, games, args.per_job)
+        ]
+        results = client.analyze_many(requests, timeout=args.timeout)
+        failed = [r["error"]["message"] for r in results if not r["ok"]]
+        if failed:
+            raise AnchorError("; ".join(failed))
+        return [g for r in results for g in r["games"]]
+
+    def evaluate(label: str) -> None:
+        games = play(args.eval_games, 1_000_000, ("equity", "score"), True)
+        wins = 0.0
+        for g in games:
+            pairs = dict(zip(g["policies"], g["scores"], strict=True))
+            wins += (
+                1.0
+                if pairs["equity"] > pairs["score"]
+                else 0.5
+                if pairs["equity"] == pairs["score"]
+                else 0.0
+            )
+        low, high = _wilson(wins, len(games))
+        print(
+            f"  {label}: equity player won {100 * wins / len(games):.1f}% of {len(games)} games "
+            f"against the score player (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+        )
+
+    started = time.perf_counter()
+    for iteration in range(1, args.iterations + 1):
+        policies = ("score",) if iteration == 1 else ("equity",)
+        games = play(args.games, args.seed + iteration * 100_000, policies, False)
+        data = [obs for g in games for obs in observations(g["gcg"], rules)]
+        model = fit(rules, data)
+        print(
+            f"iteration {iteration}: {len(games)} games ({policies[0]} players), "
+            f"{len(data)} leaves observed, {time.perf_counter() - started:.1f} s"
+        )
+        if args.eval_games:
+            evaluate(f"after iteration {iteration}")
+    values = {
+        ("?" if i == 0 else rules.alphabet[i - 1]): round(v, 2)
+        for i, v in enumerate(model.params[: rules.size + 1])
+    }
+    best = sorted(values.items(), key=lambda kv: -kv[1])
+    print("  tile values, best to worst: " + " ".join(f"{k}{v:+.1f}" for k, v in best))
+    data = model.to_klv2(args.max_leave)
+    Path(args.out).write_bytes(data)
+    print(f"wrote {args.out}: {len(data):,} bytes ({time.perf_counter() - started:.1f} s in all)")
+    return 0
+
+
+def _wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate."""
+    import math
+
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def cmd_annotate(args) -> int:
+    """Annotate game records: JSON Lines for machines, HTML pages for people."""
+    from engine.gcg import decode_gcg
+
+    from . import report
+    from .client import Progress
+
+    rules = Ruleset.load(args.ruleset)
+    files: list[tuple[str, Path]] = []
+    for given in args.paths:
+        root = Path(given)
+        if root.is_dir():
+            files += [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*.gcg"))]
+        else:
+            files.append((root.name, root))
+    if not files:
+        raise AnchorError(f"no .gcg files in {', '.join(args.paths)}")
+    entries: list[dict] = []
+    requests, pending = [], []
+    for name, path in files:
+        try:
+            text = decode_gcg(path.read_bytes())
+        except OSError as exc:
+            entries.append({"name": name, "error": f"cannot read {path}: {exc.strerror}"})
+            continue
+        requests.append(
+            protocol.AnnotateRequest(text, args.ruleset, args.lexicon, args.top, args.leaves)
+        )
+        pending.append(name)
+        entries.append({"name": name})
+
+    class PositionProgress(Progress):
+        unit = "positions"
+
+        def count(self, result: dict) -> int:
+            turns = result.get("annotation", {}).get("turns", [])
+            return sum(1 for turn in turns if turn.get("analysed"))
+
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
+    started = time.perf_counter()
+    bar = PositionProgress(len(requests)) if not args.quiet else False
+    try:
+        results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    by_name = dict(zip(pending, results, strict=True))
+    positions = 0
+    with open(out / "annotations.jsonl", "w", encoding="utf-8") as jsonl:
+        for entry in entries:
+            result = by_name.get(entry["name"])
+            if result is None:
+                jsonl.write(
+                    json.dumps({"game": entry["name"], "error": entry["error"]}, ensure_ascii=False)
+                    + "\n"
+                )
+                continue
+            if not result["ok"]:
+                entry["error"] = f"{result['error']['message']} [{result['error']['code']}]"
+                jsonl.write(
+                    json.dumps(
+                        {"game": entry["name"], "error": result["error"]}, ensure_ascii=False
+                    )
+                    + "\n"
+                )
+                continue
+            annotation = result["annotation"]
+            positions += sum(1 for turn in annotation["turns"] if turn.get("analysed"))
+            page = entry["name"].replace("/", "__").removesuffix(".gcg") + ".html"
+            (out / page).write_text(
+                report.game_page(entry["name"], rules, annotation), encoding="utf-8"
+            )
+            entry.update(page=page, players=annotation["players"], summary=annotation["summary"])
+            jsonl.write(
+                json.dumps({"game": entry["name"], "annotation": annotation}, ensure_ascii=False)
+                + "\n"
+            )
+    (out / "index.html").write_text(report.index_page(entries), encoding="utf-8")
+    failed = [e for e in entries if "error" in e]
+    where = "via Redis" if redis_url else "in-process"
+    print(
+        f"{len(entries) - len(failed)} of {len(entries)} games annotated, {positions} positions, "
+        f"{elapsed:.2f} s ({positions / max(elapsed, 1e-9):,.0f} positions/s, {where})"
+    )
+    for e in failed:
+        print(f"  not annotated: {e['name']}: {e['error']}")
+    print(f"report: {out / 'index.html'}")
+    return 0

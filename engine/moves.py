@@ -34,10 +34,13 @@ class Move:
     kind: str = PLAY
     exchanged: str = ""  # tiles put back, for an exchange
     equity: float | None = None  # score + value of the tiles kept (when ranked by equity)
+    label: str = ""  # the notation, when whoever made the Move already wrote it
 
     @property
     def notation(self) -> str:
         """GCG-style: `8D WO(R)D`; `-ABC` for an exchange, `-` for a pass."""
+        if self.label:
+            return self.label
         if self.kind == EXCHANGE:
             return f"-{self.exchanged}"
         if self.kind == PASS:
@@ -72,22 +75,51 @@ class Move:
 def decode(
     board: Board, record: bytes | memoryview, offset: int = 0, equity: float | None = None
 ) -> Move:
-    """A Move from the record at `offset` (the board is the one moves were made on)."""
+    """A Move from the record at `offset` (the board is the one moves were made on).
+    Word, placed tiles and notation come out of one pass over the main word's squares."""
     score, row, col, direction, length, tiles = RECORD.unpack_from(record, offset)
-    rules = board.rules
-    dr, dc = (0, 1) if direction == 0 else (1, 0)
-    word, placed = [], []
+    text = _cell_text(board.rules)
+    cells, cols = board.cells, board.rules.cols
+    step = 1 if direction == 0 else cols
+    at = row * cols + col
+    word, placed, notation = [], [], []
+    through = False  # inside a run of tiles already on the board
     for i in range(length):
-        r, c = row + dr * i, col + dc * i
         tile = tiles[i]
         if tile:
-            letter = cell_letter(rules, tile)
-            placed.append((r, c, letter))
+            letter = text[tile]
+            placed.append((row, col + i, letter) if direction == 0 else (row + i, col, letter))
+            if through:
+                notation.append(")")
+                through = False
         else:
-            letter = cell_letter(rules, board.cell(r, c))
+            letter = text[cells[at + i * step]]
+            if not through:
+                notation.append("(")
+                through = True
         word.append(letter)
+        notation.append(letter)
+    if through:
+        notation.append(")")
     direction_name = ACROSS if direction == 0 else DOWN
-    return Move(score, row, col, direction_name, "".join(word), tuple(placed), equity=equity)
+    label = f"{square_label(row, col, direction_name)} {''.join(notation)}"
+    return Move(
+        score, row, col, direction_name, "".join(word), tuple(placed), equity=equity, label=label
+    )
+
+
+_CELL_TEXT: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _cell_text(rules) -> tuple[str, ...]:
+    """Text of every cell byte for this alphabet (uppercase tile, lowercase blank)."""
+    table = _CELL_TEXT.get(rules.alphabet)
+    if table is None:
+        table = tuple(
+            cell_letter(rules, b) if b and 1 <= (b & 0x7F) <= rules.size else "" for b in range(256)
+        )
+        _CELL_TEXT[rules.alphabet] = table
+    return table
 
 
 class MoveList(Sequence):

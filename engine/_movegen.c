@@ -41,6 +41,7 @@ typedef struct {
     unsigned max_length;
     uint32_t dawg_nodes; /* nodes visited from the DAWG root (shared lists counted again) */
     uint32_t extent;     /* one past the highest node index reachable from the DAWG root */
+    uint32_t *counts;    /* optional, n entries: words below each sibling-list start */
     char error[160];
 } KwgReport;
 
@@ -125,6 +126,8 @@ static int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsign
         }
     }
     rep->words = count[root];
+    if (rep->counts)
+        for (uint32_t i = 0; i < n; i++) rep->counts[i] = (uint32_t)count[i];
     rep->max_length = depth[root];
     ok = 0;
     goto out;
@@ -156,7 +159,10 @@ static const uint32_t *kwg_nodes_view(const Py_buffer *view, uint32_t **owned) {
 }
 
 PyDoc_STRVAR(kwg_check_doc,
-"kwg_check(buffer, alphabet_size, min_tile=1) -> (words, max_length, dawg_nodes, node_count)\n\n"
+"kwg_check(buffer, alphabet_size, min_tile=1, counts=False)\n"
+"    -> (words, max_length, dawg_nodes, node_count[, counts])\n\n"
+"counts: bytes of uint32 per node, the words below each sibling-list start (for\n"
+"looking up a word's index, as leave files need).\n"
 "Check a KWG buffer: size, every arc index in range, sibling lists terminated,\n"
 "DAWG tiles within 1..alphabet_size, GADDAG tiles within 0..alphabet_size, no\n"
 "cycles. Raises ValueError naming the first problem found.");
@@ -166,11 +172,13 @@ static PyObject *py_kwg_check(PyObject *self, PyObject *args) {
     Py_buffer view;
     unsigned alphabet;
     unsigned min_tile = 1; /* 0 for leave graphs (KLV), where tile 0 is the blank */
-    if (!PyArg_ParseTuple(args, "y*I|I", &view, &alphabet, &min_tile)) return NULL;
+    int want_counts = 0;
+    if (!PyArg_ParseTuple(args, "y*I|Ip", &view, &alphabet, &min_tile, &want_counts)) return NULL;
     PyObject *result = NULL;
     uint32_t *owned = NULL;
     KwgReport rep;
     rep.error[0] = 0;
+    rep.counts = NULL;
     if (alphabet < 1 || alphabet > 255) {
         PyErr_Format(PyExc_ValueError, "alphabet size %u is outside 1..255", alphabet);
         goto out;
@@ -190,6 +198,10 @@ static PyObject *py_kwg_check(PyObject *self, PyObject *args) {
     uint32_t n = (uint32_t)(view.len / 4);
     const uint32_t *nodes = kwg_nodes_view(&view, &owned);
     if (!nodes) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (want_counts && !(rep.counts = calloc(n, sizeof *rep.counts))) {
         PyErr_NoMemory();
         goto out;
     }
@@ -221,8 +233,16 @@ static PyObject *py_kwg_check(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, rep.error);
         goto out;
     }
-    result = Py_BuildValue("KIII", (unsigned long long)rep.words, rep.max_length, rep.dawg_nodes, n);
+    if (rep.counts) {
+        PyObject *counts = PyBytes_FromStringAndSize((const char *)rep.counts, (Py_ssize_t)n * 4);
+        if (counts)
+            result = Py_BuildValue("KIIIN", (unsigned long long)rep.words, rep.max_length,
+                                   rep.dawg_nodes, n, counts);
+    } else {
+        result = Py_BuildValue("KIII", (unsigned long long)rep.words, rep.max_length, rep.dawg_nodes, n);
+    }
 out:
+    free(rep.counts);
     free(owned);
     PyBuffer_Release(&view);
     return result;
@@ -773,6 +793,7 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     KwgReport rep;
     rep.error[0] = 0;
+    rep.counts = NULL;
     int bad = 0;
     for (uint32_t i = 0; i < self->n_nodes && !bad; i++)
         if (kwg_arc(self->nodes[i]) >= self->n_nodes) bad = 1;

@@ -35,7 +35,6 @@ class Leaves:
         "_values",
         "_counts",
         "_cache",
-        "_count_array",
         "_tables",
     )
 
@@ -58,7 +57,7 @@ class Leaves:
             )
         graph = data[4:end]
         try:
-            words, _max_len, _visited, _n = _movegen.kwg_check(graph, rules.size, 0)
+            words, _max_len, _visited, _n, counts = _movegen.kwg_check(graph, rules.size, 0, True)
         except ValueError as exc:
             raise LexiconError(
                 f"{where}: its leave graph is unusable for {rules.name}: {exc}"
@@ -72,11 +71,7 @@ class Leaves:
         if sys.byteorder != "little":  # pragma: no cover
             self._nodes.byteswap()
             self._values.byteswap()
-        self._counts = self._list_counts()
-        counts = array.array("I", bytes(4 * len(self._nodes)))
-        for start, words in self._counts.items():
-            counts[start] = words
-        self._count_array = counts
+        self._counts = array.array("I", counts)  # words below each list start (C walk)
         self._cache: dict[tuple[int, ...], float] = {}
         self._tables: dict[tuple[int, ...], tuple[bytes, bytes]] = {}  # by sorted rack
 
@@ -87,29 +82,6 @@ class Leaves:
         except OSError as exc:
             raise LexiconError(f"cannot open leave file {path}: {exc.strerror}") from None
         return cls(data, rules, os.fspath(path))
-
-    def _list_counts(self) -> dict[int, int]:
-        """Words below each sibling-list start (memoised walk; the graph has no cycles)."""
-        nodes, memo = self._nodes, {}
-
-        def count(start: int) -> int:
-            if start == 0:
-                return 0
-            if start in memo:
-                return memo[start]
-            total, i = 0, start
-            while True:
-                node = nodes[i]
-                total += (1 if node & ACCEPTS else 0) + count(node & ARC_MASK)
-                if node & END:
-                    break
-                i += 1
-            memo[start] = total
-            return total
-
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-        count(nodes[0] & ARC_MASK)
-        return memo
 
     def __len__(self) -> int:
         return len(self._values)
@@ -129,7 +101,7 @@ class Leaves:
                 node = nodes[i]
                 if node >> 24 == tile:
                     break
-                idx += (1 if node & ACCEPTS else 0) + counts.get(node & ARC_MASK, 0)
+                idx += (1 if node & ACCEPTS else 0) + counts[node & ARC_MASK]
                 if node & END:
                     return None
                 i += 1
@@ -160,7 +132,7 @@ class Leaves:
             have = bytearray(MAX_LETTERS + 1)
             for tile in rack:
                 have[tile] += 1
-            table = _movegen.leave_table(self._nodes, self._count_array, self._values, bytes(have))
+            table = _movegen.leave_table(self._nodes, self._counts, self._values, bytes(have))
             if len(self._tables) >= 50_000:  # racks repeat in analysis; bound the memory
                 self._tables.clear()
             self._tables[key] = table

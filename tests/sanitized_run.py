@@ -58,7 +58,7 @@ for line in lines:
             pos.board, pos.racks[0], rank="equity", leaves=leaves, limit=5, include_exchanges=True
         )
 graph = leaves._nodes
-counts = leaves._count_array
+counts = leaves._counts
 for _ in range(2000):
     rack = bytearray(64)
     for _ in range(rng.randrange(0, 8)):

@@ -130,7 +130,7 @@ class AnalysisClient:
         from rq import Queue
         from rq.results import Result
 
-        datas = [Queue.prepare_data(**self._job_args(pl, key="func")) for pl in payloads]
+        datas = [Queue.prepare_data(**self._job_args(pl)) for pl in payloads]
         with self.connection.pipeline() as pipe:
             jobs = self.queue.enqueue_many(datas, pipeline=pipe)
             pipe.execute()
@@ -168,11 +168,11 @@ class AnalysisClient:
         return [results[i] for i in ids]
 
     # -------------------------------------------------------------- helpers
-    def _job_args(self, payload: bytes, key: str = "func") -> dict:
+    def _job_args(self, payload: bytes) -> dict:
         from rq import Retry
 
         return {
-            key: JOB_FUNCTION,
+            "func": JOB_FUNCTION,
             "args": (payload,),
             "timeout": self.job_timeout,
             "result_ttl": self.result_ttl,

@@ -188,6 +188,12 @@ def test_serializer_refuses_what_it_cannot_pack():
     ]
     with pytest.raises(TypeError):
         MsgpackSerializer.dumps({"x": object()})
+    result = {"v": 1, "ok": True, "moves": [["8D WORD", 20]]}
+    packed = MsgpackSerializer.pack_result(result)
+    assert MsgpackSerializer.dumps(result) is packed  # RQ's dumps reuses the job's packing
+    assert MsgpackSerializer.dumps(dict(result)) == packed  # an equal copy is packed anew
+    with pytest.raises(TypeError):
+        MsgpackSerializer.pack_result({"x": object()})
 
 
 def test_jobs_through_rq_on_fakeredis(registry, monkeypatch):

@@ -8,6 +8,7 @@ import time
 
 from client import protocol as p
 from client.analysis import LexiconRegistry, run_request
+from client.serializer import MsgpackSerializer
 
 from .metrics import METRICS
 
@@ -33,24 +34,23 @@ def analyze(payload: bytes) -> dict:
         log.exception("analysis failed")
         METRICS.inc("anchor_jobs_failed_total")
         return p.error_result(p.INTERNAL, "the engine failed on this request; it has been logged")
-    p.pack(result)  # TypeError here fails the job instead of RQ storing a placeholder
-    elapsed = time.perf_counter() - started
-    if "annotation" in result:
-        METRICS.inc("anchor_jobs_done_total")
-        METRICS.inc(
-            "anchor_positions_analysed_total",
-            sum(1 for t in result["annotation"]["turns"] if t.get("analysed")),
-        )
-        METRICS.observe(time.perf_counter() - started)
-        return result
-    if "games" in result:
-        METRICS.inc("anchor_jobs_done_total")
-        METRICS.inc("anchor_plays_generated_total", sum(g["plays"] for g in result["games"]))
-        METRICS.observe(time.perf_counter() - started)
-        return result
-    singles = result["results"] if "results" in result else [result]
+    # A TypeError here fails the job instead of RQ storing a placeholder string.
+    MsgpackSerializer.pack_result(result)
+    positions, plays = _work_done(result)
     METRICS.inc("anchor_jobs_done_total")
-    METRICS.inc("anchor_positions_analysed_total", len(singles))
-    METRICS.inc("anchor_plays_generated_total", sum(r.get("total", 0) for r in singles))
-    METRICS.observe(elapsed)
+    METRICS.inc("anchor_positions_analysed_total", positions)
+    METRICS.inc("anchor_plays_generated_total", plays)
+    METRICS.observe(time.perf_counter() - started)
     return result
+
+
+def _work_done(result: dict) -> tuple[int, int]:
+    """(positions analysed, plays generated) by a request, whichever kind it was."""
+    if "annotation" in result:
+        turns = result["annotation"]["turns"]
+        analysed = [t for t in turns if t.get("analysed")]
+        return len(analysed), sum(t["total_plays"] for t in analysed)
+    if "games" in result:
+        return sum(g["turns"] for g in result["games"]), sum(g["plays"] for g in result["games"])
+    singles = result["results"] if "results" in result else [result]
+    return len(singles), sum(r.get("total", 0) for r in singles)

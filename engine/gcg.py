@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .board import Board
 from .errors import InputError
-from .notation import Play, parse_coordinate, parse_play
+from .notation import Play, parse_coordinate, parse_play, parse_rack
 from .rules import Ruleset
 from .scoring import Score, score_play
 
@@ -80,6 +80,28 @@ class Turn:
     @property
     def score_matches(self) -> bool:
         return self.score is None or self.score.total == self.event.score
+
+
+def leave_kept(turn: Turn, rules: Ruleset) -> tuple[int, ...] | None:
+    """The tiles (numbers, 0 = blank) a play, exchange or pass left on the rack, sorted;
+    None when the record does not say (no rack, an exchange given as a count, or tiles
+    that were not on the recorded rack)."""
+    ev = turn.event
+    if ev.kind not in (PLAY, EXCHANGE, PASS) or not ev.rack:
+        return None
+    try:
+        rack = list(parse_rack(rules, ev.rack))
+        if ev.kind == PLAY:
+            used = [0 if ch.islower() else rules.letter_index[ch] for _, _, ch in turn.play.placed]
+        elif ev.kind == EXCHANGE:
+            used = list(parse_rack(rules, ev.tiles))
+        else:
+            used = []
+        for tile in used:
+            rack.remove(tile)
+    except (InputError, ValueError):
+        return None
+    return tuple(sorted(rack))
 
 
 def read_gcg(path: str | Path) -> Game:

@@ -66,11 +66,6 @@ class EquityPlayer:
         return moves[0] if len(moves) else None
 
 
-def greedy(solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
-    """The highest-scoring play; None when there is none."""
-    return solver.best_move(board, rack)
-
-
 class Bag:
     """The tiles not yet drawn, in a seeded random order."""
 

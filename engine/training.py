@@ -16,9 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import product
 
-from .gcg import EXCHANGE, PLAY, parse_gcg, replay
+from .gcg import EXCHANGE, PASS, PLAY, leave_kept, parse_gcg, replay
 from .leaves import MAX_LETTERS, Leaves
-from .notation import parse_rack
 from .rules import Ruleset
 
 RIDGE = 50.0  # shrinks rarely seen tiles toward 0
@@ -109,20 +108,13 @@ def observations(gcg_text: str, rules: Ruleset) -> list[tuple[tuple[int, ...], i
     out = []
     for turn in replay(game, rules):
         ev = turn.event
-        if ev.kind not in (PLAY, EXCHANGE, "pass") or not ev.rack:
+        if ev.kind not in (PLAY, EXCHANGE, PASS) or not ev.rack:
             continue
         if ev.player_index in pending:
             out.append((pending.pop(ev.player_index), ev.score))
-        rack = list(parse_rack(rules, ev.rack))
-        if ev.kind == PLAY:
-            used = [0 if ch.islower() else rules.letter_index[ch] for _, _, ch in turn.play.placed]
-        elif ev.kind == EXCHANGE:
-            used = list(parse_rack(rules, ev.tiles))
-        else:
-            used = []
-        for tile in used:
-            rack.remove(tile)
-        pending[ev.player_index] = tuple(sorted(rack))
+        kept = leave_kept(turn, rules)
+        if kept is not None:
+            pending[ev.player_index] = kept
     return out
 
 

@@ -194,3 +194,23 @@ def test_fuzz_gcg_bytes(data):
         list(replay(game, ENGLISH))
     except InputError:
         pass
+
+
+def test_leave_kept_by_each_kind_of_move_line():
+    from engine.gcg import leave_kept
+
+    game = parse_gcg(
+        "#player1 a A\n#player2 b B\n"
+        ">a: ABDEH?S 8D BADgES +28 28\n"
+        ">b: QQXYZAB -QQ? +0 0\n"
+        ">b: QQXYZAB -QQX +0 0\n"
+        ">a: AEH - +0 28\n"
+        ">b: XYZAB -3 +0 0\n"
+    )
+    kept = [leave_kept(t, ENGLISH) for t in replay(game, ENGLISH)]
+    index = ENGLISH.letter_index
+    assert kept[0] == (index["H"],)  # the blank stood for the G
+    assert kept[1] is None  # the record exchanges a blank the rack does not hold
+    assert kept[2] == tuple(sorted(index[c] for c in "YZAB"))
+    assert kept[3] == tuple(sorted(index[c] for c in "AEH"))
+    assert kept[4] is None  # an exchange recorded only as a count

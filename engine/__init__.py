@@ -1,7 +1,7 @@
 """Anchor engine: rulesets, boards, KWG lexica, scoring, validation and move generation."""
 
 from .board import ACROSS, DOWN, Board
-from .errors import AnchorError, InputError, LexiconError, RulesetError
+from .errors import AnchorError, InputError, LexiconError, RulesetError, WorkLimitError
 from .lexicon import BuildReport, Lexicon
 from .moves import Move, MoveList
 from .notation import Play, Position, parse_cgp, parse_play, parse_rack
@@ -29,6 +29,7 @@ __all__ = [
     "TileScore",
     "Validation",
     "WordScore",
+    "WorkLimitError",
     "parse_cgp",
     "parse_play",
     "parse_rack",

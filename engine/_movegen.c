@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- constants */
 #define KWG_ARC_MASK 0x3FFFFFu
@@ -259,6 +260,9 @@ out:
 #define MODE_ACROSS 1
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
+#define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
+#define FAIL_MEMORY 1
+#define FAIL_TIME 2
 
 /* Move record, 32 bytes in native byte order (engine/moves.py unpacks it):
  *   0..3   int32  score (main word, cross-words, bingo)
@@ -276,10 +280,21 @@ typedef struct {
 } MoveRecord;
 _Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
 
+/* Plays found so far. With a limit (keep >= 0) memory stays bounded: when `count` reaches
+ * `compact_at` (2 * keep, at least INITIAL_RECORDS) the buffer is cut to its best `keep`
+ * in ranked order and `floor` is set to the worst kept; a later play that does not beat
+ * the floor could never rank in the top `keep` (ties go to the earlier play), so it is
+ * counted in `total` and dropped. The final ranking is the one an unbounded buffer gives. */
 typedef struct {
     MoveRecord *items;
     float *equity; /* beside items when ranking by equity, else NULL */
     size_t count, capacity;
+    size_t total;      /* every play found, kept or not */
+    long keep;         /* -1: keep all */
+    size_t compact_at; /* 0: never compact */
+    int has_floor;
+    int32_t floor_score;
+    float floor_equity;
 } MoveBuf;
 
 /* Leave values for equity ranking, for one rack: the leave kept after a play is found
@@ -339,7 +354,10 @@ typedef struct {
     int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
     const LeaveTable *leaves;           /* NULL: rank by score */
     MoveBuf *out;
-    int failed;                         /* out of memory */
+    int failed;                         /* FAIL_MEMORY or FAIL_TIME: unwind */
+    uint64_t steps;                     /* extend_right calls, for the clock */
+    int has_deadline;
+    struct timespec deadline;           /* CLOCK_MONOTONIC */
 } Search;
 
 /* Letters the rack can put down: any letter while a blank remains. */
@@ -372,6 +390,8 @@ static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile)
     return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
 }
 
+static int compact(MoveBuf *buf, int by_equity);
+
 static void emit(Search *s, int end_col, Tally t) {
     int start = s->start_col, len = end_col - start;
     if (len < 2) return;
@@ -381,47 +401,69 @@ static void emit(Search *s, int end_col, Tally t) {
             if (s->placed[c] && s->cross_score[s->row * s->cols + c] >= 0) return;
     }
     MoveBuf *out = s->out;
+    out->total++;
+    int32_t score = t.main * t.mult + t.cross + (t.placed == s->rules->rack_size ? s->rules->bingo : 0);
+    float equity = 0.0f;
+    if (s->leaves) {
+        size_t key = 0;
+        for (int c = start; c < end_col; c++) {
+            uint8_t tile = s->placed[c];
+            if (tile) key += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
+        }
+        equity = (float)score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
+    }
+    if (out->keep == 0) return;
+    if (out->has_floor && (s->leaves ? !(equity > out->floor_equity) : score <= out->floor_score))
+        return;
+    if (out->compact_at && out->count >= out->compact_at && compact(out, s->leaves != NULL) < 0) {
+        s->failed = FAIL_MEMORY;
+        return;
+    }
     if (out->count == out->capacity) {
         size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
         MoveRecord *grown = realloc(out->items, cap * sizeof *grown);
         if (!grown) {
-            s->failed = 1;
+            s->failed = FAIL_MEMORY;
             return;
         }
         out->items = grown;
         if (s->leaves) {
             float *eq = realloc(out->equity, cap * sizeof *eq);
             if (!eq) {
-                s->failed = 1;
+                s->failed = FAIL_MEMORY;
                 return;
             }
             out->equity = eq;
         }
         out->capacity = cap;
     }
-    MoveRecord *m = &out->items[out->count++];
-    m->score = t.main * t.mult + t.cross + (t.placed == s->rules->rack_size ? s->rules->bingo : 0);
+    MoveRecord *m = &out->items[out->count];
+    if (s->leaves) out->equity[out->count] = equity;
+    out->count++;
+    m->score = score;
     m->row = (uint8_t)(s->dir ? start : s->row);
     m->col = (uint8_t)(s->dir ? s->row : start);
     m->dir = (uint8_t)s->dir;
     m->len = (uint8_t)len;
     memset(m->tiles, 0, sizeof m->tiles);
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
-    if (s->leaves) {
-        size_t key = 0;
-        for (int i = 0; i < len; i++) {
-            uint8_t tile = m->tiles[i];
-            if (tile) key += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
-        }
-        out->equity[out->count - 1] =
-            (float)m->score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
-    }
+}
+
+static int past_deadline(const Search *s) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > s->deadline.tv_sec ||
+           (now.tv_sec == s->deadline.tv_sec && now.tv_nsec >= s->deadline.tv_nsec);
 }
 
 /* ExtendRight [AJ88]: `list` is the sibling list of letters that may follow the word so
  * far; `accepted` says whether the word ending just left of `col` is in the lexicon. */
 static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally t) {
     if (s->failed) return;
+    if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && past_deadline(s)) {
+        s->failed = FAIL_TIME;
+        return;
+    }
     int idx = s->row * s->cols + col;
     if (col >= s->cols || s->cells[idx] == 0) {
         if (accepted && col > s->anchor_col) emit(s, col, t);
@@ -690,6 +732,28 @@ static MoveRecord *rank_by_equity(const MoveBuf *buf, long limit, size_t *out_co
     return sorted;
 }
 
+/* Cut the buffer to its best `keep` plays, in ranked order, and raise the floor to the
+ * worst of them (see MoveBuf). Ties stay in generation order: the kept plays precede every
+ * later one in the buffer, and both rankings are stable. */
+static int compact(MoveBuf *buf, int by_equity) {
+    size_t kept = 0;
+    float *eq = NULL;
+    MoveRecord *best = by_equity ? rank_by_equity(buf, buf->keep, &kept, &eq)
+                                 : rank_moves(buf, buf->keep, &kept);
+    if (!best) return -1;
+    memcpy(buf->items, best, kept * sizeof *best);
+    if (by_equity) memcpy(buf->equity, eq, kept * sizeof *eq);
+    buf->count = kept;
+    if (kept == (size_t)buf->keep && kept > 0) {
+        buf->has_floor = 1;
+        buf->floor_score = best[kept - 1].score;
+        if (by_equity) buf->floor_equity = eq[kept - 1];
+    }
+    free(best);
+    free(eq);
+    return 0;
+}
+
 /* ------------------------------------------------------- Generator object */
 typedef struct {
     PyObject_HEAD
@@ -823,17 +887,22 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
 }
 
 PyDoc_STRVAR(generate_doc,
-"generate(cells, rack, mode, limit) -> (records, total)\n\n"
+"generate(cells, rack, mode, limit, steps=None, values=None, budget=0.0)\n"
+"    -> (records, total[, equities])\n\n"
 "cells: rows*cols board bytes; rack: alphabet+1 tile counts (blanks first);\n"
-"mode: 1 across, 2 down, 3 both; limit: -1 for all, else the top N.\n"
+"mode: 1 across, 2 down, 3 both; limit: -1 for all, else the top N (memory then stays\n"
+"near 2N records however many plays there are); steps, values: a leave table (rank by\n"
+"equity); budget: seconds the search may take (0: no limit), TimeoutError past it.\n"
 "records: ranked 32-byte move records (layout in _movegen.c); total: plays found.");
 
-static PyObject *Generator_generate(Generator *self, PyObject *args) {
+static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"cells", "rack", "mode", "limit", "steps", "values", "budget", NULL};
     Py_buffer cells_view, rack_view, step_view = {0}, value_view = {0};
     int mode;
     long limit;
-    if (!PyArg_ParseTuple(args, "y*y*il|y*y*", &cells_view, &rack_view, &mode, &limit, &step_view,
-                          &value_view))
+    double budget = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*il|z*z*d", names, &cells_view, &rack_view,
+                                     &mode, &limit, &step_view, &value_view, &budget))
         return NULL;
     int by_equity_rank = step_view.buf != NULL;
     LeaveTable leaves = {0};
@@ -842,7 +911,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
     int ncells = r->rows * r->cols;
     PyObject *result = NULL;
     Search *s = NULL;
-    MoveBuf buf = {NULL, NULL, 0, 0};
+    MoveBuf buf = {0};
     MoveRecord *ranked = NULL;
     uint8_t board[MAX_CELLS];
     uint8_t rack[MAX_LETTERS + 1];
@@ -857,6 +926,28 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
     if (mode < 1 || mode > 3) {
         PyErr_SetString(PyExc_ValueError, "mode must be 1 (across), 2 (down) or 3 (both)");
         goto out;
+    }
+    if (limit < -1) {
+        PyErr_SetString(PyExc_ValueError, "limit must be -1 (all) or a count >= 0");
+        goto out;
+    }
+    if (!(budget >= 0.0 && budget <= 1e6)) {
+        PyErr_SetString(PyExc_ValueError, "budget must be 0..1e6 seconds (0: no limit)");
+        goto out;
+    }
+    buf.keep = limit;
+    if (limit >= 0 && (size_t)limit < ((size_t)-1) / (4 * sizeof(MoveRecord)))
+        buf.compact_at = (size_t)limit * 2 > INITIAL_RECORDS ? (size_t)limit * 2 : INITIAL_RECORDS;
+    struct timespec deadline = {0, 0};
+    if (budget > 0.0) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        double whole = (double)(long)budget;
+        deadline.tv_sec += (time_t)whole;
+        deadline.tv_nsec += (long)((budget - whole) * 1e9);
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
     }
     if (by_equity_rank) {
         if (step_view.len != (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t)) ||
@@ -910,6 +1001,9 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
         s->leaves = by_equity_rank ? &leaves : NULL;
         s->out = &buf;
         s->failed = 0;
+        s->steps = 0;
+        s->has_deadline = budget > 0.0;
+        s->deadline = deadline;
         prepare_pass(s, r, board, dir);
         if (s->root) run_pass(s);
         failed = s->failed;
@@ -917,9 +1011,13 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
     if (!failed) {
         ranked = by_equity_rank ? rank_by_equity(&buf, limit, &kept, &equities)
                                 : rank_moves(&buf, limit, &kept);
-        if (!ranked) failed = 1;
+        if (!ranked) failed = FAIL_MEMORY;
     }
     Py_END_ALLOW_THREADS
+    if (failed == FAIL_TIME) {
+        PyErr_Format(PyExc_TimeoutError, "move generation ran past its budget of %g s", budget);
+        goto out;
+    }
     if (failed) {
         PyErr_NoMemory();
         goto out;
@@ -927,10 +1025,10 @@ static PyObject *Generator_generate(Generator *self, PyObject *args) {
     PyObject *records = PyBytes_FromStringAndSize((const char *)ranked, (Py_ssize_t)(kept * sizeof(MoveRecord)));
     if (records && by_equity_rank) {
         PyObject *eq = PyBytes_FromStringAndSize((const char *)equities, (Py_ssize_t)(kept * sizeof(float)));
-        result = eq ? Py_BuildValue("NnN", records, (Py_ssize_t)buf.count, eq) : NULL;
+        result = eq ? Py_BuildValue("NnN", records, (Py_ssize_t)buf.total, eq) : NULL;
         if (!eq) Py_DECREF(records);
     } else if (records) {
-        result = Py_BuildValue("Nn", records, (Py_ssize_t)buf.count);
+        result = Py_BuildValue("Nn", records, (Py_ssize_t)buf.total);
     }
 out:
     free(ranked);
@@ -946,7 +1044,8 @@ out:
 }
 
 static PyMethodDef Generator_methods[] = {
-    {"generate", (PyCFunction)Generator_generate, METH_VARARGS, generate_doc},
+    {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
+     generate_doc},
     {NULL, NULL, 0, NULL},
 };
 

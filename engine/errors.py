@@ -17,3 +17,7 @@ class InputError(AnchorError, ValueError):
 
 class LexiconError(AnchorError, ValueError):
     """A lexicon cannot be built or a KWG file is truncated, corrupt or foreign."""
+
+
+class WorkLimitError(AnchorError):
+    """A computation ran past the time it was given (Solver.generate_moves' `budget`)."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from . import _movegen
 from .board import Board
-from .errors import InputError
+from .errors import InputError, WorkLimitError
 from .leaves import Leaves
 from .lexicon import Lexicon
 from .moves import Move, MoveList, exchanges
@@ -15,6 +15,7 @@ from .rules import PREMIUMS, Ruleset
 from .scoring import Score, Validation, score_play, validate_play
 
 MODES = {"across": 1, "down": 2, "both": 3}
+MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
 
 
 class Solver:
@@ -53,12 +54,15 @@ class Solver:
         include_exchanges: bool = False,
         rank: str = "score",
         leaves: Leaves | None = None,
+        budget: float | None = None,
     ) -> MoveList:
         """Every legal play for `rack` on `board`, once each, ranked best first.
 
         mode: "both", "across" or "down". limit: keep only the top N (the rest are not
-        ranked). include_exchanges: add every distinct exchange and the pass (score 0).
-        rank: "score", or "equity" (score + value of the tiles kept, from `leaves`).
+        ranked, and memory stays near 2N records). include_exchanges: add every distinct
+        exchange and the pass (score 0). rank: "score", or "equity" (score + value of the
+        tiles kept, from `leaves`). budget: seconds the search may take; WorkLimitError
+        past it (None: no limit).
         """
         self._check_board(board)
         tiles = parse_rack(self.rules, rack)
@@ -75,17 +79,25 @@ class Solver:
             raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
         if rank == "equity" and leaves is None:
             raise InputError("ranking by equity needs leave values (a KLV2 file)")
-        limit_c = -1 if limit is None else limit
-        if rank == "equity":
-            steps, values = leaves.table(tiles)
-            records, total, equities = self._generator.generate(
-                board.cells, bytes(counts), MODES[mode], limit_c, steps, values
-            )
-        else:
-            records, total = self._generator.generate(
-                board.cells, bytes(counts), MODES[mode], limit_c
-            )
-            equities = None
+        if budget is not None and not 0 < budget <= 1e6:
+            raise InputError(f"budget must be a number of seconds in (0, 1e6], not {budget!r}")
+        limit_c = -1 if limit is None else min(limit, MAX_LIMIT)
+        budget_c = budget or 0.0
+        try:
+            if rank == "equity":
+                steps, values = leaves.table(tiles)
+                records, total, equities = self._generator.generate(
+                    board.cells, bytes(counts), MODES[mode], limit_c, steps, values, budget_c
+                )
+            else:
+                records, total = self._generator.generate(
+                    board.cells, bytes(counts), MODES[mode], limit_c, budget=budget_c
+                )
+                equities = None
+        except TimeoutError:
+            raise WorkLimitError(
+                f"move generation for rack {rack!r} took longer than {budget:g} s"
+            ) from None
         extra = ()
         if include_exchanges and tiles:
             extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None)

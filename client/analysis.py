@@ -6,10 +6,21 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine import AnchorError, Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
+from engine import (
+    AnchorError,
+    Board,
+    InputError,
+    Lexicon,
+    Ruleset,
+    Solver,
+    WorkLimitError,
+    parse_cgp,
+)
 from engine.annotate import annotate_game
 from engine.gcg import parse_gcg
 from engine.leaves import Leaves
+from engine.legality import check_position, check_rack
+from engine.notation import parse_rack
 from engine.rules import builtin_names
 from engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
 from engine.training import LeaveModel
@@ -86,6 +97,14 @@ class LexiconRegistry:
                 raise p.ProtocolError(p.UNKNOWN_RULESET, str(exc)) from None
         return self._rules[name]
 
+    def served(self, name: str) -> str | None:
+        """The lexicon name this registry serves for `name`, matched case-insensitively
+        (CGP's `lex NWL20;` finds a lexicon served as nwl20); None if it serves none."""
+        if name in self.paths:
+            return name
+        folded = [n for n in self.paths if n.casefold() == name.casefold()]
+        return folded[0] if len(folded) == 1 else (name if self.search else None)
+
     def solver(self, ruleset: str, lexicon: str | None) -> Solver:
         rules = self.rules(ruleset)
         name = lexicon or DEFAULT_LEXICON.get(rules.name, rules.name)
@@ -116,12 +135,55 @@ class LexiconRegistry:
         return [self.solver(ruleset, name) for ruleset, name in pairs]
 
 
-def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistry) -> dict:
-    """A request -> a result map. Errors of a whole request raise ProtocolError; in a
-    batch, a bad position gets its own error result and the others go on."""
+class Deadline:
+    """When a request must be done (time.monotonic()); None-safe helpers for the engine."""
+
+    __slots__ = ("at", "seconds")
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.at = None if seconds is None else time.monotonic() + seconds
+
+    def budget(self) -> float | None:
+        """Seconds left for the next engine call; ProtocolError `timeout` when none are."""
+        if self.at is None:
+            return None
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.expired()
+        return left
+
+    def expired(self) -> p.ProtocolError:
+        allowed = f"{self.seconds:g} s" if self.seconds is not None else "time"
+        return p.ProtocolError(
+            p.TIMEOUT,
+            f"the request needed more than the {allowed} it was given; ask for less "
+            "(a smaller batch, a limit, fewer games) or allow it more time",
+        )
+
+
+def run_request(
+    request: p.Request | p.SelfPlayRequest | p.AnnotateRequest,
+    registry: LexiconRegistry,
+    limits: p.Limits | None = None,
+    deadline: Deadline | None = None,
+) -> dict:
+    """A request -> a result map, within `limits` (default: none but the protocol's) and
+    `deadline`. Errors of a whole request raise ProtocolError; in a batch, a bad position
+    gets its own error result and the others go on."""
+    limits = limits or p.Limits.unbounded()
+    deadline = deadline or Deadline(limits.job_seconds)
     started = time.perf_counter()
-    solver = registry.solver(request.ruleset, request.lexicon)
+    try:
+        result = _run(request, registry, limits, deadline, started)
+    except WorkLimitError:
+        raise deadline.expired() from None
+    return result
+
+
+def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline, started):
     if isinstance(request, p.SelfPlayRequest):
+        solver = registry.solver(request.ruleset, request.lexicon)
         leaves = None
         if request.model:
             try:
@@ -130,14 +192,15 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
                 raise p.ProtocolError(p.BAD_VALUE, str(exc)) from None
         elif "equity" in request.policies:
             leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
-        return run_selfplay(request, solver, started, leaves)
+        return run_selfplay(request, solver, started, leaves, deadline)
     if isinstance(request, p.AnnotateRequest):
+        solver = registry.solver(request.ruleset, request.lexicon)
         try:
             leaves = None
             if request.leaves is not None:
                 leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
             game = parse_gcg(request.gcg, source="game")
-            annotation = annotate_game(game, solver, request.top, leaves)
+            annotation = annotate_game(game, solver, request.top, leaves, deadline.budget)
         except InputError as exc:
             raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
         return {
@@ -146,17 +209,32 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
             "annotation": annotation,
             "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
         }
+    registry.solver(request.ruleset, request.lexicon)  # an unknown name fails the whole request
     leaves = None
     if request.rank == "equity":
         leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
     results = []
+    size = 0
     for position in request.positions:
         try:
-            results.append(analyze_position(solver, position, request.options, leaves))
+            result = analyze_position(
+                registry, request, position, leaves, limits.moves, deadline.budget()
+            )
         except p.ProtocolError as exc:
-            if not request.batch:
+            if not request.batch or exc.code == p.TIMEOUT:
                 raise
-            results.append({"ok": False, "error": {"code": exc.code, "message": exc.message}})
+            result = {"ok": False, "error": {"code": exc.code, "message": exc.message}}
+        except WorkLimitError:
+            raise deadline.expired() from None
+        if limits.result_bytes is not None:
+            size += len(p.pack(result))
+            if size > limits.result_bytes:
+                raise p.ProtocolError(
+                    p.RESULT_TOO_LARGE,
+                    f"the result would be over this server's cap of {limits.result_bytes:,} "
+                    "bytes; ask for fewer moves ('limit') or fewer positions",
+                )
+        results.append(result)
     timings = {"total_us": round((time.perf_counter() - started) * 1e6, 1)}
     if request.batch:
         return {"v": p.VERSION, "ok": True, "results": results, "timings": timings}
@@ -165,37 +243,119 @@ def run_request(request: p.Request | p.SelfPlayRequest, registry: LexiconRegistr
     return {"v": p.VERSION, **result}
 
 
-def analyze_position(
-    solver: Solver, position: p.Position, options: p.Options, leaves: Leaves | None = None
-) -> dict:
-    rules = solver.rules
+# CGP opcodes (`name value;`) read here: the rest name the game and change nothing.
+_CGP_INFO = {"gid", "cid", "tmr", "mcnz", "ti", "tn"}
+
+
+def _position_board(
+    registry: LexiconRegistry, request: p.Request, position: p.Position
+) -> tuple[Solver, Board, str | None]:
+    """The position's solver (a CGP's `lex` may choose it), board and CGP rack."""
+    rules = registry.rules(request.ruleset)
+    lexicon = request.lexicon
     try:
-        if position.cgp is not None:
-            if len(position.cgp.split()) >= 4:
-                cgp = parse_cgp(rules, position.cgp)
-                board, cgp_rack = cgp.board, cgp.racks[0]
-            else:
-                board, cgp_rack = Board.from_cgp(rules, position.cgp), None
+        if position.cgp is not None and len(position.cgp.split()) >= 4:
+            cgp = parse_cgp(rules, position.cgp)
+            board, cgp_rack = cgp.board, cgp.racks[0]
+            lexicon = _cgp_lexicon(registry, rules, request.lexicon, cgp.options)
+        elif position.cgp is not None:
+            board, cgp_rack = Board.from_cgp(rules, position.cgp), None
         else:
             board, cgp_rack = Board.from_rows(rules, position.rows), None
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    return registry.solver(request.ruleset, lexicon), board, cgp_rack
+
+
+def _cgp_lexicon(registry, rules: Ruleset, asked: str | None, options) -> str | None:
+    """The lexicon a CGP's opcodes call for, checked against the request and ruleset."""
+    for op, value in options.items():
+        if op == "lex" or op in _CGP_INFO:
+            continue
+        if op == "ld" and value.casefold() in (rules.name.casefold(), *_LD_ALIASES[rules.name]):
+            continue
+        if op == "bb" and value == str(rules.bingo_bonus):
+            continue
+        if op == "var" and value.casefold() == "classic":
+            continue
+        if op in ("ld", "bb", "var"):
+            raise InputError(
+                f"the CGP asks for {op} {value!r}, which the {rules.name} ruleset does not "
+                "play; choose the ruleset that does, or drop the opcode"
+            )
+        raise InputError(
+            f"the CGP opcode {op!r} is not one this service reads (it reads lex, ld, bb, var "
+            f"and ignores {', '.join(sorted(_CGP_INFO))})"
+        )
+    named = options.get("lex")
+    if not named:
+        return asked
+    if asked is not None:
+        if asked.casefold() != named.casefold():
+            raise InputError(
+                f"the CGP names lexicon {named!r} but the request asks for {asked!r}; "
+                "drop one of them"
+            )
+        return asked
+    served = registry.served(named)
+    if served is None:
+        known = ", ".join(sorted(registry.paths)) or "none"
+        raise p.ProtocolError(
+            p.UNKNOWN_LEXICON, f"the CGP names lexicon {named!r}; this service has: {known}"
+        )
+    return served
+
+
+_LD_ALIASES: dict[str, tuple[str, ...]] = {
+    "english": ("english",),
+    "super-english": ("english_super", "super-english"),
+    "russian": ("russian",),
+    "erudit": ("erudit",),
+}
+
+
+def analyze_position(
+    registry: LexiconRegistry,
+    request: p.Request,
+    position: p.Position,
+    leaves: Leaves | None = None,
+    max_moves: int | None = None,
+    budget: float | None = None,
+) -> dict:
+    """One position of a request: checked (a rack and board one bag could hold, tiles
+    connected), then every play ranked, cut to the position's limit or `max_moves`."""
+    solver, board, cgp_rack = _position_board(registry, request, position)
+    rules = solver.rules
     rack = position.rack if position.rack is not None else cgp_rack
     if rack is None:
         raise p.ProtocolError(
             p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
         )
+    try:
+        tiles = parse_rack(rules, rack)
+        check_rack(rules, tiles)
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
+    try:
+        check_position(board, tiles)
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    limit = position.limit if position.limit is not None else max_moves
+    options = request.options
     started = time.perf_counter()
     try:
         moves = solver.generate_moves(
             board,
             rack,
             mode=position.mode,
-            limit=position.limit,
+            limit=limit,
             include_exchanges=options.exchanges,
             rank="equity" if leaves is not None else "score",
             leaves=leaves,
+            budget=budget,
         )
+    except WorkLimitError:
+        raise
     except InputError as exc:
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
     generated = time.perf_counter() - started
@@ -217,13 +377,19 @@ def analyze_position(
         "moves": entries,
         "timings": {"generate_us": round(generated * 1e6, 1)},
     }
+    if position.limit is None and limit is not None and moves.total > len(entries):
+        out["truncated"] = True
     if leaves is not None:
         out["equities"] = [round(e, 3) for e in moves.equities()]
     return out
 
 
 def run_selfplay(
-    request: p.SelfPlayRequest, solver: Solver, started: float, leaves: Leaves | None = None
+    request: p.SelfPlayRequest,
+    solver: Solver,
+    started: float,
+    leaves: Leaves | None = None,
+    deadline: Deadline | None = None,
 ) -> dict:
     """Whole games with every invariant checked (when asked); one record per game."""
     games = []
@@ -238,7 +404,12 @@ def run_selfplay(
         policies = [EquityPlayer(leaves) if name == "equity" else Greedy() for name in seated]
         try:
             game = play_game(
-                solver, seed, players=request.players, check=request.check, policies=policies
+                solver,
+                seed,
+                players=request.players,
+                check=request.check,
+                policies=policies,
+                budget=deadline.budget if deadline else None,
             )
         except InvariantError as exc:  # an engine bug: report it with the seed that shows it
             raise p.ProtocolError(p.INTERNAL, f"seed {request.seed + i}: {exc}") from None

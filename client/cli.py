@@ -359,6 +359,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-host", default="127.0.0.1")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
     p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--redis-password-file",
+        help="read the Redis password from this file (default: $REDIS_PASSWORD_FILE, or "
+        "$REDIS_PASSWORD); keeps it off the command line",
+    )
+    caps = p.add_argument_group(
+        "limits", "caps this worker enforces (PROTOCOL.md, Limits); each also reads $ANCHOR_<NAME>"
+    )
+    for flag, help_text in (
+        ("--max-job-seconds", "time one job may take; a client may ask for less (default 30)"),
+        ("--max-result-bytes", "size of one packed result (default 8388608)"),
+        ("--max-moves", "moves a position returns (its limit may be lower; default 1000)"),
+        ("--max-batch", "positions in one batch request (default 1000)"),
+        ("--result-ttl", "seconds results and failures are kept in Redis (default 3600)"),
+        ("--max-retries", "retries of a job whose worker died (default 2)"),
+    ):
+        caps.add_argument(flag, type=float if "seconds" in flag else int, help=help_text)
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("show", help="render a position")

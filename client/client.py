@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from . import protocol as p
@@ -19,7 +20,33 @@ JOB_FUNCTION = "worker.jobs.analyze"  # by name: the client never imports the wo
 
 
 class ServiceError(Exception):
-    """The service did not answer: a timeout, or a job that failed in the worker."""
+    """The service did not answer: a timeout, Redis refusing the job, or a job that failed
+    in the worker. `code` is one of protocol.FAILURE_CODES when the reason is known."""
+
+    def __init__(self, message: str, code: str | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+def _refused_writes(exc: ResponseError) -> ServiceError:
+    text = str(exc)
+    if text.startswith("OOM"):
+        return ServiceError(
+            "Redis is full (maxmemory) and refused the job; try again when results have "
+            "been read or expired",
+            p.REDIS_FULL,
+        )
+    return ServiceError(f"Redis refused the job: {text}")
+
+
+def failure_code(exc_string: str) -> str | None:
+    """The failure code a worker put first in a failed job's text, if any."""
+    head = exc_string.strip().split(":", 1)[0]
+    if head in p.FAILURE_CODES:
+        return head
+    if "AbandonedJobError" in exc_string:
+        return p.ABANDONED
+    return None
 
 
 @dataclass
@@ -47,6 +74,8 @@ class AnalysisClient:
         registry: LexiconRegistry | None = None,
         connection=None,
     ):
+        if not (isinstance(job_timeout, int | float) and job_timeout > 0):
+            raise ValueError(f"job_timeout must be a number of seconds > 0, not {job_timeout!r}")
         self.redis_url = redis_url
         self.job_timeout = job_timeout
         self.retries = retries
@@ -74,7 +103,10 @@ class AnalysisClient:
         payload = request if isinstance(request, bytes) else p.encode_request(request)
         if self.embedded:
             return Job(uuid.uuid4().hex, self._run_local(payload))
-        job = self.queue.enqueue_call(**self._job_args(payload))
+        try:
+            job = self.queue.enqueue_call(**self._job_args(payload))
+        except ResponseError as exc:
+            raise _refused_writes(exc) from None
         return Job(job.id)
 
     def result(self, job: Job, timeout: float = 30) -> dict:
@@ -131,9 +163,12 @@ class AnalysisClient:
         from rq.results import Result
 
         datas = [Queue.prepare_data(**self._job_args(pl)) for pl in payloads]
-        with self.connection.pipeline() as pipe:
-            jobs = self.queue.enqueue_many(datas, pipeline=pipe)
-            pipe.execute()
+        try:
+            with self.connection.pipeline() as pipe:
+                jobs = self.queue.enqueue_many(datas, pipeline=pipe)
+                pipe.execute()
+        except ResponseError as exc:
+            raise _refused_writes(exc) from None
         ids = [j.id for j in jobs]
         results: dict[str, dict] = {}
         deadline = time.monotonic() + timeout
@@ -174,7 +209,7 @@ class AnalysisClient:
         return {
             "func": JOB_FUNCTION,
             "args": (payload,),
-            "timeout": self.job_timeout,
+            "timeout": max(1, int(self.job_timeout)),
             "result_ttl": self.result_ttl,
             "failure_ttl": self.result_ttl,
             "retry": Retry(max=self.retries) if self.retries else None,
@@ -198,13 +233,12 @@ class AnalysisClient:
             return p.check_result(result.return_value)
         if result.type == Result.Type.RETRIED:
             return None
-        raise ServiceError(
-            f"job {job_id} failed in the worker: {(result.exc_string or '').strip()[-500:]}"
-        )
+        text = (result.exc_string or "").strip()
+        raise ServiceError(f"job {job_id} failed in the worker: {text[-500:]}", failure_code(text))
 
     def _run_local(self, payload: bytes) -> dict:
         try:
-            return run_request(p.decode_request(payload), self.registry)
+            return run_request(p.decode_request(payload, p.Limits.unbounded()), self.registry)
         except p.ProtocolError as exc:
             return exc.to_result()
 

@@ -16,7 +16,7 @@ import msgpack
 
 VERSION = 1
 MAX_PAYLOAD = 1 << 20  # 1 MiB: a batch of MAX_BATCH CGP positions is ~200 KB
-MAX_BATCH = 1000
+MAX_BATCH = 1000  # the protocol's ceiling; a server may set a lower one (Limits.batch)
 MAX_STRING = 4096  # a CGP is ~100-250 characters
 MODES = ("both", "across", "down")
 
@@ -38,6 +38,9 @@ BAD_POSITION = "bad_position"
 BAD_RACK = "bad_rack"
 INTERNAL = "internal"
 BAD_GAME = "bad_game"
+LIMIT_TOO_LARGE = "limit_too_large"
+RESULT_TOO_LARGE = "result_too_large"
+TIMEOUT = "timeout"
 ERROR_CODES = (
     PAYLOAD_TOO_LARGE,
     MALFORMED,
@@ -56,7 +59,55 @@ ERROR_CODES = (
     INTERNAL,
     BAD_GAME,
     UNKNOWN_LEAVES,
+    LIMIT_TOO_LARGE,
+    RESULT_TOO_LARGE,
+    TIMEOUT,
 )
+
+# Why a job failed (rather than answering ok: false): the first word of a failed job's
+# exc_string when the worker refused it, and ServiceError.code on the client.
+FORBIDDEN_FUNCTION = "forbidden_function"  # the job names a function the worker does not run
+MALFORMED_JOB = "malformed"  # the job hash has fields RQ cannot read, or no request argument
+REDIS_FULL = "redis_full"  # Redis refused a write: it is at maxmemory (client side)
+ABANDONED = "abandoned"  # the worker holding it died, and it had no retries left
+FAILURE_CODES = (FORBIDDEN_FUNCTION, MALFORMED_JOB, REDIS_FULL, ABANDONED)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps a server sets (PROTOCOL.md, "Limits"); a request may ask for less, never more.
+    None means no cap (embedded mode: the user's own machine)."""
+
+    job_seconds: float | None = 30.0  # time one job may take; past it: `timeout`, final
+    result_bytes: int | None = 8 << 20  # packed result; past it: `result_too_large`
+    moves: int | None = 1000  # moves a position returns when it gives no `limit`; most it may ask
+    batch: int = MAX_BATCH  # positions in a batch; past it: `batch_too_large`
+    result_ttl: int = 3600  # seconds results (and failures) are kept in Redis
+    retries: int = 2  # retries of a job whose worker died
+
+    def __post_init__(self) -> None:
+        checks = (
+            ("job_seconds", self.job_seconds, 0.01, 86_400.0, True),
+            ("result_bytes", self.result_bytes, 1024, 512 << 20, True),
+            ("moves", self.moves, 1, 10_000_000, True),
+            ("batch", self.batch, 1, MAX_BATCH, False),
+            ("result_ttl", self.result_ttl, 1, 30 * 86_400, False),
+            ("retries", self.retries, 0, 100, False),
+        )
+        for name, value, low, high, optional in checks:
+            if value is None and optional:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (low <= value <= high)
+            ):
+                raise ValueError(f"limit {name} must be {low}..{high}, not {value!r}")
+
+    @classmethod
+    def unbounded(cls) -> Limits:
+        """No caps but the protocol's own: what embedded mode (one user, own machine) uses."""
+        return cls(job_seconds=None, result_bytes=None, moves=None)
 
 
 class ProtocolError(Exception):
@@ -171,9 +222,9 @@ POLICIES = ("score", "equity")
 _ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves"}
 
 
-def decode_request(payload: bytes) -> Request | SelfPlayRequest:
+def decode_request(payload: bytes, limits: Limits | None = None) -> Request | SelfPlayRequest:
     """Bytes from the queue -> Request (or SelfPlayRequest), or ProtocolError."""
-    return parse_request(unpack(payload))
+    return parse_request(unpack(payload), limits or Limits())
 
 
 def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> bytes:
@@ -253,8 +304,9 @@ def _position_map(p: Position) -> dict:
     return out
 
 
-def parse_request(obj: Any) -> Request:
-    """A decoded msgpack object -> Request, checking every field."""
+def parse_request(obj: Any, limits: Limits | None = None) -> Request:
+    """A decoded msgpack object -> Request, checking every field against `limits`."""
+    limits = limits or Limits()
     if not isinstance(obj, dict):
         raise ProtocolError(NOT_A_MAP, f"a request is a map, not {_kind(obj)}")
     if "v" not in obj:
@@ -289,9 +341,9 @@ def parse_request(obj: Any) -> Request:
         raw = _get(obj, "positions", list, None)
         if raw is None:
             raise ProtocolError(MISSING_FIELD, "a batch request needs 'positions'")
-        if len(raw) > MAX_BATCH:
+        if len(raw) > limits.batch:
             raise ProtocolError(
-                BATCH_TOO_LARGE, f"{len(raw)} positions; a batch holds at most {MAX_BATCH}"
+                BATCH_TOO_LARGE, f"{len(raw)} positions; a batch here holds at most {limits.batch}"
             )
         defaults = {k: obj[k] for k in ("mode", "limit") if k in obj}
         positions = []
@@ -299,11 +351,11 @@ def parse_request(obj: Any) -> Request:
             if not isinstance(item, dict):
                 raise ProtocolError(WRONG_TYPE, f"positions[{i}] must be a map, not {_kind(item)}")
             _no_unknown(item, _POSITION, f"positions[{i}]")
-            positions.append(_position({**defaults, **item}, f"positions[{i}]"))
+            positions.append(_position({**defaults, **item}, f"positions[{i}]", limits))
         return Request(ruleset, lexicon, tuple(positions), True, options, **extra)
     if "positions" in obj:
         raise ProtocolError(UNKNOWN_FIELD, "'positions' belongs to batch requests (kind 'batch')")
-    return Request(ruleset, lexicon, (_position(obj, "request"),), False, options, **extra)
+    return Request(ruleset, lexicon, (_position(obj, "request", limits),), False, options, **extra)
 
 
 def _annotate(obj: dict) -> AnnotateRequest:
@@ -369,7 +421,7 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
     )
 
 
-def _position(obj: dict, where: str) -> Position:
+def _position(obj: dict, where: str, limits: Limits) -> Position:
     cgp = _get(obj, "cgp", str, None)
     rows = _get(obj, "rows", list, None)
     if (cgp is None) == (rows is None):
@@ -393,6 +445,12 @@ def _position(obj: dict, where: str) -> Position:
     limit = _get(obj, "limit", int, None)
     if limit is not None and (isinstance(limit, bool) or limit < 0):
         raise ProtocolError(BAD_VALUE, f"{where}: 'limit' must be a whole number >= 0")
+    if limit is not None and limits.moves is not None and limit > limits.moves:
+        raise ProtocolError(
+            LIMIT_TOO_LARGE,
+            f"{where}: 'limit' {limit} is over this server's cap of {limits.moves} moves a "
+            "position ('total' still counts every play)",
+        )
     return Position(cgp, rows, rack, mode, limit)
 
 
@@ -520,7 +578,7 @@ def unpack(payload: Any) -> Any:
             use_list=True,
             max_str_len=MAX_PAYLOAD,
             max_bin_len=MAX_PAYLOAD,
-            max_array_len=MAX_BATCH * 4,
+            max_array_len=MAX_PAYLOAD,  # bounded by the payload; batch size is checked after
             max_map_len=64,
             max_ext_len=0,
         )

@@ -4,16 +4,23 @@ cost. Pure computation over a parsed GCG game; client/report.py renders the resu
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
+from .legality import check_rack
 from .notation import parse_rack
 from .solver import Solver
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
 
 
-def annotate_game(game: Game, solver: Solver, top: int = 5, leaves=None) -> dict:
+Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
+
+
+def annotate_game(
+    game: Game, solver: Solver, top: int = 5, leaves=None, budget: Budget | None = None
+) -> dict:
     """A msgpack/JSON-ready map: players, one entry per move line, per-player summary.
 
     A turn of a play, exchange or pass with a known rack gets the best `top` plays, the
@@ -21,7 +28,8 @@ def annotate_game(game: Game, solver: Solver, top: int = 5, leaves=None) -> dict
     given up against the best, the recomputed score of the play made (flagged when the
     record says otherwise), and which of its words the lexicon does not know. With
     leave values, the best plays are ranked by equity and each turn also gets the
-    equity of the play made and the equity given up.
+    equity of the play made and the equity given up. `budget`, when given, is asked
+    before each search how many seconds it may take (it raises when none are left).
     """
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
@@ -55,7 +63,7 @@ def annotate_game(game: Game, solver: Solver, top: int = 5, leaves=None) -> dict
         elif ev.kind == PASS:
             entry.update(played="-", score=0, score_matches=ev.score == 0)
         if ev.kind in ANALYSED:
-            entry.update(_alternatives(solver, turn, entry, top, leaves))
+            entry.update(_alternatives(solver, turn, entry, top, leaves, budget))
         turns.append(entry)
     return {
         "players": players,
@@ -66,12 +74,15 @@ def annotate_game(game: Game, solver: Solver, top: int = 5, leaves=None) -> dict
     }
 
 
-def _alternatives(solver: Solver, turn, entry: dict, top: int, leaves=None) -> dict:
+def _alternatives(
+    solver: Solver, turn, entry: dict, top: int, leaves=None, budget: Budget | None = None
+) -> dict:
     rack = turn.event.rack
     if not rack:
         return {"analysed": False, "why": "the record gives no rack for this turn"}
     try:
         tiles = parse_rack(solver.rules, rack)
+        check_rack(solver.rules, tiles)
     except InputError as exc:
         return {"analysed": False, "why": str(exc)}
     if turn.event.kind == PLAY:
@@ -83,10 +94,13 @@ def _alternatives(solver: Solver, turn, entry: dict, top: int, leaves=None) -> d
                 "analysed": False,
                 "why": f"the play uses tiles not on the recorded rack {rack}",
             }
+    seconds = budget() if budget is not None else None
     if leaves is not None:
-        moves = solver.generate_moves(turn.board, rack, rank="equity", leaves=leaves)
+        moves = solver.generate_moves(
+            turn.board, rack, rank="equity", leaves=leaves, budget=seconds
+        )
     else:
-        moves = solver.generate_moves(turn.board, rack)
+        moves = solver.generate_moves(turn.board, rack, budget=seconds)
     scores = moves.scores()
     best = moves[:top]
     best_score = max(scores) if scores else 0

@@ -15,10 +15,10 @@ import os
 import struct
 import sys
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from . import _movegen
 from .errors import LexiconError
+from .files import read_regular
 from .lexicon import ACCEPTS, ARC_MASK, END, _build_kwg
 from .rules import Ruleset
 
@@ -77,10 +77,7 @@ class Leaves:
 
     @classmethod
     def open(cls, path: str | os.PathLike, rules: Ruleset) -> Leaves:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise LexiconError(f"cannot open leave file {path}: {exc.strerror}") from None
+        data = read_regular(path, "leave file", LexiconError)
         return cls(data, rules, os.fspath(path))
 
     def __len__(self) -> int:

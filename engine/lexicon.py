@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import _movegen
 from .errors import LexiconError
+from .files import open_regular
 from .rules import Ruleset
 
 ARC_MASK = 0x3FFFFF
@@ -92,16 +93,21 @@ class Lexicon:
     # ------------------------------------------------------------------ I/O
     @classmethod
     def open(cls, path: str | os.PathLike, rules: Ruleset) -> Lexicon:
-        """Map a KWG file read-only (no copy) and check it before use."""
+        """Map a KWG file read-only (no copy) and check it before use.
+
+        The mapping shares the file's pages: replace a lexicon a process has open by
+        writing a new file and renaming it over the old one, never by rewriting it in
+        place (a truncated mapping kills the process with SIGBUS). A long-running worker
+        maps a private snapshot instead (worker/snapshot.py)."""
         path = os.fspath(path)
-        try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size == 0:
-                    raise LexiconError(f"{path} is empty, not a KWG file")
+        with open_regular(path, "lexicon", LexiconError) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                raise LexiconError(f"{path} is empty, not a KWG file")
+            try:
                 mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except OSError as exc:
-            raise LexiconError(f"cannot open lexicon {path}: {exc.strerror}") from None
+            except OSError as exc:
+                raise LexiconError(f"cannot map lexicon {path}: {exc.strerror}") from None
         return cls(mapping, rules, path=path, mapping=mapping)
 
     @classmethod

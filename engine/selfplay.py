@@ -133,9 +133,11 @@ def play_game(
     players: int = 2,
     policies: Sequence[Policy] | None = None,
     check: bool = True,
+    budget: Callable[[], float | None] | None = None,
 ) -> Game:
     """Play one game to its end. With check=True every invariant is verified every turn
-    (InvariantError on a failure)."""
+    (InvariantError on a failure). `budget`, when given, is called before every turn and
+    raises when the time allowed has run out."""
     rules = solver.rules
     if players < 2 or players * rules.rack_size > rules.total_tiles:
         raise AnchorError(f"{players} players cannot play with {rules.total_tiles} tiles")
@@ -156,6 +158,8 @@ def play_game(
     while True:
         rack = racks[player]
         rack_text = _rack_text(rules, rack)
+        if budget is not None:
+            budget()
         started = time.perf_counter()
         move = policies[player](solver, board, rack_text, len(bag))
         game.move_times.append(time.perf_counter() - started)

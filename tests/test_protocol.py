@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from client import protocol as p
 from client.analysis import LexiconRegistry, run_request
 from client.client import AnalysisClient
-from client.serializer import MsgpackSerializer
+from client.serializer import MsgpackSerializer, Packed
 
 from .conftest import DEFAULT_KWG, data_path
 
@@ -189,20 +189,33 @@ def test_serializer_refuses_what_it_cannot_pack():
     with pytest.raises(TypeError):
         MsgpackSerializer.dumps({"x": object()})
     result = {"v": 1, "ok": True, "moves": [["8D WORD", 20]]}
-    packed = MsgpackSerializer.pack_result(result)
-    assert MsgpackSerializer.dumps(result) is packed  # RQ's dumps reuses the job's packing
-    assert MsgpackSerializer.dumps(dict(result)) == packed  # an equal copy is packed anew
-    with pytest.raises(TypeError):
-        MsgpackSerializer.pack_result({"x": object()})
+    packed = Packed(p.pack(result))
+    assert MsgpackSerializer.dumps(packed) == bytes(packed)  # a job's packing is stored as is
+    assert MsgpackSerializer.loads(MsgpackSerializer.dumps(packed)) == result
+    assert MsgpackSerializer.dumps(b"\x01") != b"\x01"  # plain bytes are packed as binary
 
 
-def test_jobs_through_rq_on_fakeredis(registry, monkeypatch):
-    """Client -> RQ queue -> AnchorWorker (SimpleWorker, burst) -> result stream -> client."""
-    from worker import jobs
+def fake_worker(conn, registry, **limits):
+    """An AnchorWorker on fakeredis's queue 'anchor', with `limits` over the defaults."""
+    from rq import Queue
+
+    from worker.guard import AnchorJob
     from worker.main import AnchorWorker
+
+    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)
+    return AnchorWorker(
+        [queue],
+        connection=conn,
+        serializer=MsgpackSerializer,
+        registry=registry,
+        limits=p.Limits(**limits),
+    )
+
+
+def test_jobs_through_rq_on_fakeredis(registry):
+    """Client -> RQ queue -> AnchorWorker (SimpleWorker, burst) -> result stream -> client."""
     from worker.metrics import METRICS
 
-    monkeypatch.setattr(jobs, "REGISTRY", registry)
     conn = FakeRedis()
     client = AnalysisClient(connection=conn)
     good = [
@@ -210,11 +223,7 @@ def test_jobs_through_rq_on_fakeredis(registry, monkeypatch):
     ]
     bad = [client.submit(payload) for _, payload, _ in BAD_INPUTS[:6]]
     before = METRICS.counters["anchor_jobs_done_total"]
-    from rq import Queue
-
-    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer)
-    worker = AnchorWorker([queue], connection=conn, serializer=MsgpackSerializer)
-    worker.work(burst=True)
+    fake_worker(conn, registry).work(burst=True)
     totals = [client.result(job, timeout=1)["total"] for job in good]
     assert totals == [275, 94, 296, 1714, 5408, 330]
     codes = [client.result(job, timeout=1)["error"]["code"] for job in bad]
@@ -236,20 +245,13 @@ def test_embedded_client_answers_like_the_worker(registry):
 def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
     """RQ would store the placeholder 'Unserializable return value'; the job function
     packs its result first, so the job fails and the client hears why."""
-    from rq import Queue
-
     from client.client import ServiceError
     from worker import jobs
-    from worker.main import AnchorWorker
 
-    monkeypatch.setattr(jobs, "REGISTRY", registry)
-    monkeypatch.setattr(
-        jobs, "run_request", lambda request, reg: {"v": 1, "ok": True, "x": object()}
-    )
+    monkeypatch.setattr(jobs, "run_request", lambda *args: {"v": 1, "ok": True, "x": object()})
     conn = FakeRedis()
     client = AnalysisClient(connection=conn, retries=0)
     job = client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),)))
-    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer)
-    AnchorWorker([queue], connection=conn, serializer=MsgpackSerializer).work(burst=True)
+    fake_worker(conn, registry).work(burst=True)
     with pytest.raises(ServiceError, match="can not serialize"):
         client.result(job, timeout=1)

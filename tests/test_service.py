@@ -11,12 +11,15 @@ import sys
 import time
 import urllib.request
 import uuid
+from random import Random
 
 import pytest
 
 from client import protocol as p
 from client.analysis import LexiconRegistry, run_request
 from client.client import AnalysisClient
+from engine import Ruleset, parse_cgp
+from engine.legality import random_rack
 
 from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, wait_until
@@ -27,7 +30,8 @@ BENCH = [
     for ln in data_path("bench", "positions.cgp").read_text().splitlines()
     if ln.strip() and not ln.startswith("#")
 ]
-RACKS = ["AEINRST", "QUIZ", "CGILLRS", "EEHMRTZ", "ADDIPYZ", "BLANKET", "OXY", "AEIOU"]
+ENGLISH = Ruleset.load("english")
+RACKS = [random_rack(parse_cgp(ENGLISH, BENCH[i % 6]).board, Random(i)) for i in range(24)]
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +69,7 @@ def position_requests(n: int) -> list[p.Request]:
     return [
         p.Request(
             lexicon="twl06",
-            positions=(p.Position(cgp=BENCH[i % 6], rack=RACKS[i % len(RACKS)], limit=5),),
+            positions=(p.Position(cgp=BENCH[i % 6], rack=RACKS[i % 24], limit=5),),
         )
         for i in range(n)
     ]

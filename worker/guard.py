@@ -14,10 +14,15 @@ from __future__ import annotations
 import logging
 import zlib
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import msgpack
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
+
+from client import protocol as p
+from client.serializer import Packed
 
 from . import jobs
 
@@ -26,8 +31,8 @@ log = logging.getLogger("anchor.guard")
 # The only functions a worker runs, by the name a client enqueues.
 ALLOWED_FUNCTIONS: dict[str, Callable[..., Any]] = {"worker.jobs.analyze": jobs.analyze}
 
-FORBIDDEN_FUNCTION = "forbidden_function"
-MALFORMED_JOB = "malformed"
+FORBIDDEN_FUNCTION = p.FORBIDDEN_FUNCTION
+MALFORMED_JOB = p.MALFORMED_JOB
 MAX_JOB_DATA = (1 << 20) + 4096  # a request (PROTOCOL.md: 1 MiB) plus its RQ envelope
 MAX_EXC_INFO = 1 << 16
 _CALLBACKS = ("success_callback_name", "failure_callback_name", "stopped_callback_name")
@@ -58,16 +63,20 @@ class AnchorJob(Job):
     """A job read from Redis with every field checked before anything uses it."""
 
     problems: tuple[str, ...] = ()
+    oversized: bool = False  # 'data' inflates past MAX_JOB_DATA
+    context: jobs.JobContext | None = None  # set by the worker before the job runs
 
     def restore(self, raw_data) -> Any:
         fields = {k.decode() if isinstance(k, bytes) else str(k): v for k, v in raw_data.items()}
         if "data" not in fields:
             raise NoSuchJobError(f"job {self.id} has no data field")
         problems = []
-        for name, limit in (("data", MAX_JOB_DATA), ("exc_info", MAX_EXC_INFO)):
-            if name in fields and _inflate(_as_bytes(fields[name]), limit) is None:
-                problems.append(f"'{name}' is larger than {limit} bytes")
-                fields[name] = zlib.compress(b"\xc0") if name == "data" else b""
+        self.oversized = False
+        if _inflate(_as_bytes(fields["data"]), MAX_JOB_DATA) is None:
+            self.oversized = True  # answered `payload_too_large`, like any request over 1 MiB
+            fields["data"] = zlib.compress(msgpack.packb(["worker.jobs.analyze", None, [b""], {}]))
+        if "exc_info" in fields and _inflate(_as_bytes(fields["exc_info"]), MAX_EXC_INFO) is None:
+            fields["exc_info"] = b""
         for name in list(fields):
             if name == "data":
                 continue
@@ -85,6 +94,13 @@ class AnchorJob(Job):
             problems.append("webhooks are set; this service sends none")
             self.webhooks = []
         self._success_callback = self._failure_callback = self._stopped_callback = None
+        try:
+            self._deserialize_data()
+            if not isinstance(self._func_name, str):
+                raise TypeError("the function name is not a string")
+        except Exception:  # RQ reads func_name in its bookkeeping: make it safe to read
+            problems.append("'data' is not a msgpack array [function, nil, args, kwargs]")
+            self._func_name, self._instance, self._args, self._kwargs = "?", None, (), {}
         self.problems = tuple(problems)
         return result
 
@@ -93,22 +109,19 @@ class AnchorJob(Job):
         """The allow-listed job function, or `refuse` bound to the reason."""
         refusal = self.refusal()
         if refusal is not None:
-            code, message = refusal
-            return lambda *args, **kwargs: refuse(code, message)
-        return ALLOWED_FUNCTIONS[self.func_name]
+            return partial(refuse, *refusal)
+        if self.oversized:
+            return partial(too_large, MAX_JOB_DATA)
+        return partial(ALLOWED_FUNCTIONS[self.func_name], context=self.context)
 
     def refusal(self) -> tuple[str, str] | None:
         """(code, message) when this job must not run, else None."""
         if self.problems:
             return MALFORMED_JOB, "the job hash is malformed: " + "; ".join(self.problems)
-        try:
-            name, instance, args, kwargs = self.func_name, self.instance, self.args, self.kwargs
-        except Exception:
-            return MALFORMED_JOB, "the job's 'data' is not a msgpack [function, nil, args, kwargs]"
-        if not isinstance(name, str) or name not in ALLOWED_FUNCTIONS or instance is not None:
-            shown = name if isinstance(name, str) else type(name).__name__
+        name, instance, args, kwargs = self.func_name, self.instance, self.args, self.kwargs
+        if name not in ALLOWED_FUNCTIONS or instance is not None:
             allowed = ", ".join(sorted(ALLOWED_FUNCTIONS))
-            return FORBIDDEN_FUNCTION, f"this worker runs only {allowed}, not {shown[:100]!r}"
+            return FORBIDDEN_FUNCTION, f"this worker runs only {allowed}, not {name[:100]!r}"
         if (
             not isinstance(args, list | tuple)
             or len(args) != 1
@@ -128,8 +141,14 @@ class AnchorJob(Job):
         """Never: see `restore`."""
 
 
-def refuse(code: str, message: str):
-    """The job function of a refused job: fails it with the reason, logged."""
+def too_large(limit: int, *args, **kwargs) -> Packed:
+    """The job function of a job whose data is over `limit` bytes: an error result."""
+    message = f"the job's data is over {limit:,} bytes; a request is at most {p.MAX_PAYLOAD:,}"
+    return Packed(p.pack(p.error_result(p.PAYLOAD_TOO_LARGE, message)))
+
+
+def refuse(code: str, message: str, *args, **kwargs):
+    """The job function of a refused job: fails it with the reason."""
     raise RefusedJob(code, message)
 
 

@@ -1,47 +1,80 @@
-"""The job functions RQ calls. Enqueued by name ("worker.jobs.analyze"), so clients never
-import this module. Lexica are preloaded into REGISTRY before the worker takes a job."""
+"""The job functions a worker runs. Enqueued by name ("worker.jobs.analyze"), so clients
+never import this module; worker.guard maps that name to `analyze` (nothing is imported by
+a name read from Redis) and binds the worker's `JobContext` to it."""
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
+
+from rq.timeouts import JobTimeoutException
 
 from client import protocol as p
-from client.analysis import LexiconRegistry, run_request
-from client.serializer import MsgpackSerializer
+from client.analysis import Deadline, LexiconRegistry, run_request
+from client.serializer import Packed
 
 from .metrics import METRICS
 
 log = logging.getLogger("anchor.jobs")
-REGISTRY = LexiconRegistry()
 
 
-def analyze(payload: bytes) -> dict:
-    """One request (single position or batch) as msgpack bytes -> a result map.
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    """What a job runs with: the worker's lexica, its caps, and the seconds this job has
+    (the job's own timeout or the server's cap, whichever is less)."""
 
-    Bad requests become error results (the client reads the code and message; the worker
-    goes on). Only a result msgpack cannot pack fails the job, loudly.
+    registry: LexiconRegistry
+    limits: p.Limits
+    seconds: float | None = None
+
+
+def analyze(payload: bytes, context: JobContext) -> Packed:
+    """One request (single position, batch, self-play or annotation) as msgpack bytes ->
+    the packed result map.
+
+    Bad requests, and requests over the server's caps, become error results (the client
+    reads the code and message; the worker goes on). Only a result msgpack cannot pack
+    fails the job, loudly.
     """
     started = time.perf_counter()
+    limits = context.limits
     try:
-        request = p.decode_request(payload)
-        result = run_request(request, REGISTRY)
+        request = p.decode_request(payload, limits)
+        result = run_request(request, context.registry, limits, Deadline(context.seconds))
     except p.ProtocolError as exc:
         METRICS.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})
-        return exc.to_result()
+        return Packed(p.pack(exc.to_result()))
+    except MemoryError:
+        log.warning("request ran out of memory")
+        METRICS.inc("anchor_jobs_failed_total")
+        return _error(p.RESULT_TOO_LARGE, "the request needed more memory than this worker has")
+    except JobTimeoutException:  # RQ's alarm, a backstop a little past the deadline
+        METRICS.inc("anchor_jobs_invalid_total")
+        return Packed(p.pack(Deadline(context.seconds).expired().to_result()))
     except Exception:  # an engine bug must not take the worker down
         log.exception("analysis failed")
         METRICS.inc("anchor_jobs_failed_total")
-        return p.error_result(p.INTERNAL, "the engine failed on this request; it has been logged")
-    # A TypeError here fails the job instead of RQ storing a placeholder string.
-    MsgpackSerializer.pack_result(result)
+        return _error(p.INTERNAL, "the engine failed on this request; it has been logged")
+    packed = Packed(p.pack(result))  # a TypeError here fails the job loudly
+    if limits.result_bytes is not None and len(packed) > limits.result_bytes:
+        METRICS.inc("anchor_jobs_invalid_total")
+        return _error(
+            p.RESULT_TOO_LARGE,
+            f"the result is {len(packed):,} bytes, over this server's cap of "
+            f"{limits.result_bytes:,}; ask for fewer moves or positions",
+        )
     positions, plays = _work_done(result)
     METRICS.inc("anchor_jobs_done_total")
     METRICS.inc("anchor_positions_analysed_total", positions)
     METRICS.inc("anchor_plays_generated_total", plays)
     METRICS.observe(time.perf_counter() - started)
-    return result
+    return packed
+
+
+def _error(code: str, message: str) -> Packed:
+    return Packed(p.pack(p.error_result(code, message)))
 
 
 def _work_done(result: dict) -> tuple[int, int]:

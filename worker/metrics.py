@@ -20,6 +20,8 @@ class Metrics:
             "anchor_jobs_failed_total": 0,
             "anchor_jobs_retried_total": 0,
             "anchor_jobs_invalid_total": 0,
+            "anchor_jobs_refused_total": 0,
+            "anchor_redis_errors_total": 0,
             "anchor_positions_analysed_total": 0,
             "anchor_plays_generated_total": 0,
         }

@@ -1,0 +1,109 @@
+"""Can a real game reach this position? Tile supply and connectivity.
+
+The generator plays any board it is given; a service that answers strangers checks first
+that the rack and the board could come from one bag (no more of a letter, or of blanks,
+than the ruleset's set holds) and that the tiles on the board hang together through the
+centre square, as every legal sequence of plays leaves them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from .board import BLANK_FLAG, Board
+from .errors import InputError
+from .rules import Ruleset
+
+BLANK = "?"
+
+
+def _describe(rules: Ruleset, tile: int) -> str:
+    return "blanks" if tile == 0 else f"{rules.alphabet[tile - 1]}s"
+
+
+def _supply(rules: Ruleset, tile: int) -> int:
+    return rules.blanks if tile == 0 else rules.counts[rules.alphabet[tile - 1]]
+
+
+def check_rack(rules: Ruleset, tiles: Iterable[int]) -> None:
+    """InputError when the rack holds more of a tile (blank = 0) than the set has."""
+    for tile, n in sorted(Counter(tiles).items()):
+        if n > _supply(rules, tile):
+            raise InputError(
+                f"the rack holds {n} {_describe(rules, tile)}; the {rules.name} set has "
+                f"{_supply(rules, tile)}"
+            )
+
+
+def board_tiles(board: Board) -> Counter[int]:
+    """Tiles on the board by tile number; a blank (whatever it stands for) counts as 0."""
+    return Counter(0 if cell & BLANK_FLAG else cell for cell in board.cells if cell)
+
+
+def check_position(board: Board, rack: Iterable[int] = ()) -> None:
+    """InputError when board and rack together hold more of a tile than the set, or the
+    board's tiles are not one group through the centre square."""
+    rules = board.rules
+    used = board_tiles(board) + Counter(rack)
+    for tile, n in sorted(used.items()):
+        if n > _supply(rules, tile):
+            raise InputError(
+                f"the board and rack hold {n} {_describe(rules, tile)}; the {rules.name} set "
+                f"has {_supply(rules, tile)}"
+            )
+    check_connected(board)
+
+
+def check_connected(board: Board) -> None:
+    """InputError unless the board is empty or its tiles form one group covering the centre."""
+    rules, cells = board.rules, board.cells
+    cols = rules.cols
+    occupied = {i for i, cell in enumerate(cells) if cell}
+    if not occupied:
+        return
+    centre = rules.centre[0] * cols + rules.centre[1]
+    if centre not in occupied:
+        row, col = rules.centre
+        raise InputError(
+            f"the board has tiles but its centre square ({row + 1}{chr(ord('A') + col)}) is "
+            "empty: the first play covers it"
+        )
+    seen, todo = {centre}, [centre]
+    while todo:
+        i = todo.pop()
+        r, c = divmod(i, cols)
+        for j, ok in (
+            (i - cols, r > 0),
+            (i + cols, r + 1 < rules.rows),
+            (i - 1, c > 0),
+            (i + 1, c + 1 < cols),
+        ):
+            if ok and j in occupied and j not in seen:
+                seen.add(j)
+                todo.append(j)
+    if len(seen) != len(occupied):
+        r, c = divmod(min(occupied - seen), cols)
+        raise InputError(
+            f"the tile at {r + 1}{chr(ord('A') + c)} is not connected to the centre square: "
+            "every play touches the tiles already down"
+        )
+
+
+def unseen(board: Board) -> Counter[int]:
+    """The tiles not on the board (blank = 0): what a rack and the bag hold between them."""
+    rules = board.rules
+    left = Counter({i + 1: rules.counts[ch] for i, ch in enumerate(rules.alphabet)})
+    left[0] = rules.blanks
+    left.subtract(board_tiles(board))
+    return +left
+
+
+def random_rack(board: Board, rng, size: int | None = None) -> str:
+    """A rack drawn at random (`rng`: a random.Random) from the tiles the board leaves."""
+    rules = board.rules
+    pool = sorted(unseen(board).elements())
+    tiles = rng.sample(pool, min(size or rules.rack_size, len(pool)))
+    return "".join(
+        rules.alphabet[t - 1] if t else BLANK for t in sorted(tiles, key=lambda t: t or 99)
+    )

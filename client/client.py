@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from . import protocol as p
@@ -30,7 +30,7 @@ class ServiceError(Exception):
 
 def _refused_writes(exc: ResponseError) -> ServiceError:
     text = str(exc)
-    if text.startswith("OOM"):
+    if isinstance(exc, OutOfMemoryError) or "maxmemory" in text:
         return ServiceError(
             "Redis is full (maxmemory) and refused the job; try again when results have "
             "been read or expired",

@@ -1,5 +1,6 @@
 """Real parts for the service tests: a redis-server the suite starts on a free port, and
-`anchor worker` processes. Not collected by pytest (no test_ prefix)."""
+`anchor worker` processes, and the fixtures built on them (loaded as a pytest plugin:
+pyproject's addopts). Not collected by pytest (no test_ prefix)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,30 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def queue() -> str:
+    return f"q{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def workers(server, queue, tmp_path):
+    """start(name=None, *extra_args) -> a WorkerProcess on this test's queue."""
+    started: list[WorkerProcess] = []
+
+    def start(name: str | None = None, *extra: str) -> WorkerProcess:
+        w = WorkerProcess(server.url, queue, name or f"w{uuid.uuid4().hex[:6]}", tmp_path, *extra)
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.stop()

@@ -35,32 +35,6 @@ RACKS = [random_rack(parse_cgp(ENGLISH, BENCH[i % 6]).board, Random(i)) for i in
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = RedisServer(tmp_path_factory.mktemp("redis"))
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def queue() -> str:
-    return f"q{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def workers(server, queue, tmp_path):
-    started: list[WorkerProcess] = []
-
-    def start(name: str | None = None, *extra: str) -> WorkerProcess:
-        w = WorkerProcess(server.url, queue, name or f"w{uuid.uuid4().hex[:6]}", tmp_path, *extra)
-        started.append(w)
-        return w
-
-    yield start
-    for w in started:
-        w.stop()
-
-
-@pytest.fixture(scope="module")
 def local() -> LexiconRegistry:
     return LexiconRegistry({"twl06": str(TWL06)})
 

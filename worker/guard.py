@@ -93,6 +93,9 @@ class AnchorJob(Job):
         if self.webhooks:
             problems.append("webhooks are set; this service sends none")
             self.webhooks = []
+        if self._dependency_ids:
+            problems.append("'dependency_ids' is set; this service runs no dependent jobs")
+            self._dependency_ids = []
         self._success_callback = self._failure_callback = self._stopped_callback = None
         try:
             self._deserialize_data()

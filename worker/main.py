@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import ExecAbortError, OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import Queue, SimpleWorker
 from rq.utils import now, str_to_date
@@ -39,6 +39,7 @@ log = logging.getLogger("anchor.worker")
 HEARTBEAT_INTERVAL = 2  # seconds between heartbeats while a job runs
 HEARTBEAT_TTL = 10  # a job whose worker has been silent this long is abandoned
 TIMEOUT_GRACE = 5  # RQ's own alarm fires this long after a job's deadline: a backstop
+MIN_RESULT_TTL = 60  # seconds: results are kept at least this long (or the server's TTL)
 STALE_AFTER = 60  # a registration of this worker's name silent this long is a dead worker's
 
 
@@ -70,7 +71,7 @@ class AnchorWorker(SimpleWorker):
 
     # ------------------------------------------------------------ one job
     def execute_job(self, job, queue) -> None:
-        seconds = self.apply_limits(job)
+        seconds = self.apply_limits(job, queue)
         job.context = JobContext(self.registry, self.limits, seconds)
         execution = self.prepare_execution(job)
         beating = threading.Event()
@@ -80,15 +81,32 @@ class AnchorWorker(SimpleWorker):
         beat.start()
         try:
             self.perform_job(job, queue, execution)
+        except Exception as exc:
+            if _redis_trouble(exc):
+                raise  # the job stays started; maintenance retries it when Redis is back
+            self._fail_unfinishable(job, queue, execution, exc)
         finally:
             beating.set()
             beat.join()
         self.set_state(WorkerStatus.IDLE)
 
-    def apply_limits(self, job) -> float | None:
+    def _fail_unfinishable(self, job, queue, execution, exc: Exception) -> None:
+        """RQ's own bookkeeping failed on this job (a field it read but cannot use): fail
+        it here, with the reason, so it is answered rather than left started."""
+        reason = f"{p.MALFORMED_JOB}: RQ could not finish this job ({type(exc).__name__}: {exc})"
+        log.warning("unfinishable job", extra={"job": job.id, "error": reason[:500]})
+        METRICS.inc("anchor_jobs_refused_total")
+        job.retries_left = None
+        try:
+            self.handle_job_failure(job, queue, exc_string=reason, execution=execution)
+        except Exception:
+            log.exception("could not record the failure of job %s", job.id)
+
+    def apply_limits(self, job, queue) -> float | None:
         """Clamp what the job's hash asks for to the server's caps; returns the seconds
         the job may take (its own timeout if less than the cap)."""
         limits = self.limits
+        job.origin = queue.name  # a retry goes back to the queue this worker serves
         asked = job.timeout if job.timeout is not None and job.timeout > 0 else None
         seconds = limits.job_seconds
         if asked is not None and (seconds is None or asked < seconds):
@@ -98,6 +116,8 @@ class AnchorWorker(SimpleWorker):
             ttl = getattr(job, field)
             if ttl is None or ttl < 0 or ttl > limits.result_ttl:
                 setattr(job, field, limits.result_ttl)
+            elif ttl < MIN_RESULT_TTL:  # every job leaves an answer a client can read
+                setattr(job, field, min(MIN_RESULT_TTL, limits.result_ttl))
         if job.retries_left is None or job.retries_left < 0:
             job.retries_left = None
         else:
@@ -342,18 +362,26 @@ def run(args) -> int:
             "limits": {f: getattr(limits, f) for f in _LIMIT_FLAGS},
         },
     )
-    work_until_stopped(worker, burst=args.burst, max_jobs=args.max_jobs, log_level=args.log_level)
+    try:
+        work_until_stopped(
+            worker, burst=args.burst, max_jobs=args.max_jobs, log_level=args.log_level
+        )
+    except ValueError as exc:  # RQ: "There exists an active worker named ..."
+        print(f"anchor worker: error: {exc}", file=sys.stderr)
+        return 2
     log.info("worker stopped")
     return 0
+
+
+RedisRefusedWrite = (OutOfMemoryError, ReadOnlyError, ExecAbortError)
 
 
 def _redis_trouble(exc: BaseException) -> bool:
     """Redis unreachable, restarting, or refusing writes (maxmemory, loading, read-only):
     conditions that pass, so the worker waits them out instead of exiting."""
-    if isinstance(exc, RedisConnectionError | RedisTimeoutError):
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, *RedisRefusedWrite)):
         return True
-    text = str(exc)
-    return isinstance(exc, ResponseError) and text.startswith(("OOM", "LOADING", "READONLY"))
+    return isinstance(exc, ResponseError) and "maxmemory" in str(exc)
 
 
 def work_until_stopped(

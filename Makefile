@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench dictionaries lint clean redis-server chromium
+.PHONY: demo test bench fuzz soak dictionaries lint clean redis-server chromium
 
 $(STAMP): pyproject.toml setup.py engine/_movegen.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ bench: $(STAMP)
 	$(PY) bench/service.py
 	$(PY) bench/selfplay.py
 	$(PY) bench/annotate.py
+
+# A longer run of the suite's raw-job mutation fuzz (the suite runs 2,000 cases).
+fuzz: $(STAMP) redis-server
+	ANCHOR_FUZZ_JOBS=$${ANCHOR_FUZZ_JOBS:-30000} $(PY) -m pytest -q tests/test_hardening.py -k fuzz
+
+# 20,000 jobs with a worker SIGKILLed every 3 s and Redis restarted twice (BENCHMARKS.md).
+soak: $(STAMP) redis-server
+	$(PY) bench/soak.py
 
 dictionaries: $(STAMP)
 	$(PY) dictionaries/fetch.py

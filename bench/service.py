@@ -18,11 +18,14 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from random import Random
 
 from common import DATA, ROOT, header
 
 from client import protocol as p
 from client.client import AnalysisClient
+from engine import Ruleset, parse_cgp
+from engine.legality import random_rack
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 BENCH = [
@@ -30,19 +33,28 @@ BENCH = [
     for ln in (DATA / "bench" / "positions.cgp").read_text().splitlines()
     if ln.strip() and not ln.startswith("#")
 ]
-RACKS = ["AEINRST", "QUIZ", "CGILLRS", "EEHMRTZ", "ADDIPYZ", "BLANKET", "OXY", "AEIOU"]
+ENGLISH = Ruleset.load("english")
+# Racks a real bag could give beside each board (the service refuses impossible ones).
+RACKS = [random_rack(parse_cgp(ENGLISH, BENCH[i % 6]).board, Random(i)) for i in range(48)]
 FORKING = """
 import sys
 from redis import Redis
 from rq import Queue, Worker
+from client import protocol as p
 from client.analysis import LexiconRegistry
 from client.serializer import MsgpackSerializer
-from worker import jobs
-jobs.REGISTRY = LexiconRegistry({"twl06": sys.argv[2]})
-jobs.REGISTRY.preload([("english", "twl06")])
+from worker.guard import AnchorJob
+from worker.jobs import JobContext
+registry = LexiconRegistry({"twl06": sys.argv[2]})
+registry.preload([("english", "twl06")])
+context = JobContext(registry, p.Limits())
+class Forking(Worker):
+    def execute_job(self, job, queue):
+        job.context = context
+        return super().execute_job(job, queue)
 conn = Redis.from_url(sys.argv[1])
-Worker([Queue(sys.argv[3], connection=conn, serializer=MsgpackSerializer)], connection=conn,
-       serializer=MsgpackSerializer, name=sys.argv[4]).work()
+Forking([Queue(sys.argv[3], connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)],
+        connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob, name=sys.argv[4]).work()
 """
 
 
@@ -133,7 +145,7 @@ def stop(procs) -> None:
 
 def single(i: int) -> p.Request:
     return p.Request(
-        lexicon="twl06", positions=(p.Position(cgp=BENCH[i % 6], rack=RACKS[i % 8], limit=10),)
+        lexicon="twl06", positions=(p.Position(cgp=BENCH[i % 6], rack=RACKS[i % 48], limit=10),)
     )
 
 
@@ -171,7 +183,7 @@ def memory(pid: int) -> dict[str, int]:
 
 
 def batches(size: int, count: int) -> list[p.Request]:
-    positions = [p.Position(cgp=BENCH[i % 6], rack=RACKS[i % 8], limit=10) for i in range(size)]
+    positions = [p.Position(cgp=BENCH[i % 6], rack=RACKS[i % 48], limit=10) for i in range(size)]
     return [
         p.Request(lexicon="twl06", batch=True, positions=tuple(positions)) for _ in range(count)
     ]

@@ -139,7 +139,9 @@ class WorkerProcess:
     def registered(self) -> bool:
         if self.proc.poll() is not None:
             raise AssertionError(f"worker {self.name} exited: {self.log.read_text()[-2000:]}")
-        return bool(self.redis.exists(f"rq:worker:{self.name}"))
+        # this process's registration, not one a killed worker of the same name left
+        pid = self.redis.hget(f"rq:worker:{self.name}", "pid")
+        return pid is not None and int(pid) == self.proc.pid
 
     def state(self) -> str:
         value = self.redis.hget(f"rq:worker:{self.name}", "state")

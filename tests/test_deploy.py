@@ -37,7 +37,9 @@ def anchor_commands() -> list[tuple[str, list[str]]]:
     "where, argv", anchor_commands(), ids=lambda v: v if isinstance(v, str) else ""
 )
 def test_commands_exist_and_parse(where, argv):
-    if argv[0] == "redis-server":
+    if argv[0] == "redis-server" or (
+        argv[0] == "sh" and re.search(r"redis-(server|cli)", argv[-1])
+    ):
         assert shutil.which("redis-server")
         return
     assert argv[0].endswith("anchor"), where
@@ -47,7 +49,7 @@ def test_commands_exist_and_parse(where, argv):
 
 
 def test_every_worker_deploy_is_covered():
-    names = {where for where, argv in anchor_commands() if argv[0] != "redis-server"}
+    names = {where for where, argv in anchor_commands() if argv[0].endswith("anchor")}
     assert names == {"docker-compose.yml", "worker.yaml", "Dockerfile", "systemd"}
 
 
@@ -90,3 +92,76 @@ def test_redis_conf_is_accepted_and_keeps_jobs(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_redis_is_private_and_asks_for_a_password():
+    """No published Redis port, protected mode, a password from a secret file, never on a
+    command line; workers read it from a file or the environment."""
+    compose = (DEPLOY / "docker-compose.yml").read_text()
+    assert "ports:" not in compose and "internal: true" in compose
+    assert "requirepass" in compose and "/run/secrets/redis_password" in compose
+    assert "--requirepass" not in compose
+    assert "REDIS_PASSWORD_FILE: /run/secrets/redis_password" in compose
+    conf = (DEPLOY / "redis.conf").read_text()
+    assert re.search(r"^protected-mode yes$", conf, re.M)
+    k8s_redis = (DEPLOY / "k8s" / "redis.yaml").read_text()
+    assert "kind: NetworkPolicy" in k8s_redis and "requirepass" in k8s_redis
+    assert "--requirepass" not in k8s_redis
+    assert "secretKeyRef" in (DEPLOY / "k8s" / "worker.yaml").read_text()
+    unit = (DEPLOY / "systemd" / "anchor-worker@.service").read_text()
+    assert "REDIS_PASSWORD_FILE=" in unit
+    for _where, argv in anchor_commands():
+        assert not any("@" in a and a.startswith("redis") for a in argv)  # no URL password
+
+
+def test_workers_run_as_a_user_restart_and_are_probed():
+    docker = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^USER anchor$", docker, re.M) and "HEALTHCHECK" in docker
+    compose = (DEPLOY / "docker-compose.yml").read_text()
+    assert compose.count("restart: unless-stopped") == 2
+    assert compose.count("healthcheck:") == 2 and "/healthz" in compose
+    assert 'user: "10001"' in compose
+    k8s = (DEPLOY / "k8s" / "worker.yaml").read_text()
+    assert "livenessProbe" in k8s and "path: /healthz" in k8s
+    assert "readinessProbe" in k8s and "path: /readyz" in k8s
+    assert "runAsNonRoot: true" in k8s
+    unit = (DEPLOY / "systemd" / "anchor-worker@.service").read_text()
+    assert re.search(r"^User=anchor$", unit, re.M)
+
+
+def test_a_worker_answers_its_probes(tmp_path):
+    """/healthz and /readyz on the metrics port, as the deploy probes use them."""
+    import sys
+    import urllib.error
+    import urllib.request
+
+    from .service import TWL06, RedisServer
+
+    srv = RedisServer(tmp_path)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "client.cli", "worker", "--redis-url", srv.url, "--lexicon",
+         f"twl06@english={TWL06}", "--metrics-port", str(port), "--maintenance-interval", "1"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def status(path: str) -> int:
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+        except OSError:
+            return 0
+
+    try:
+        wait_until(lambda: status("/readyz") == 200, 30, "the worker to be ready")
+        assert status("/healthz") == 200
+        srv.stop()  # Redis gone: still alive, no longer ready
+        wait_until(lambda: status("/readyz") == 503, 60, "readiness to drop", interval=0.5)
+        assert status("/healthz") == 200
+        srv.start()
+        wait_until(lambda: status("/readyz") == 200, 60, "readiness to return", interval=0.5)
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        srv.stop()

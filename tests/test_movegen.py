@@ -253,3 +253,55 @@ def test_fuzz_garbage_boards_never_break_the_rules(solver, cells, rack):
     for m in moves:
         check = solver.validate_play(board, list(m.placed), rack=rack)
         assert check.ok and check.score.total == m.score, (m.notation, check.errors)
+
+
+def test_top_n_in_bounded_memory_is_the_full_rankings_head(solver):
+    """With a limit the generator keeps about 2N records, cutting to the best N and
+    dropping later plays that cannot beat the Nth: the head of the full ranking, ties
+    and all, for score and for equity, on the two-blank position (158,705 plays)."""
+    from engine.leaves import Leaves
+
+    pos = bench_positions()[6]
+    rack = pos.racks[0]
+    full = solver.generate_moves(pos.board, rack)
+    names = [m.notation for m in full]
+    for n in (1, 7, 2047, 2048, 5000, 70_000):
+        top = solver.generate_moves(pos.board, rack, limit=n)
+        assert top.total == full.total == 158_705
+        assert [m.notation for m in top] == names[:n], n
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), solver.rules)
+    by_equity = solver.generate_moves(pos.board, rack, rank="equity", leaves=leaves)
+    for n in (1, 10, 3000):
+        top = solver.generate_moves(pos.board, rack, limit=n, rank="equity", leaves=leaves)
+        assert [m.notation for m in top] == [m.notation for m in by_equity[:n]]
+        assert top.equities() == by_equity.equities()[:n]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 5), st.integers(0, 10_000), st.integers(0, 300))
+def test_top_n_matches_the_full_ranking_on_random_racks(solver, index, seed, n):
+    from engine.legality import random_rack
+
+    board = bench_positions()[index].board
+    rack = random_rack(board, random.Random(seed))
+    if seed % 3 == 0:
+        rack = rack[:5] + "?"
+    full = solver.generate_moves(board, rack)
+    top = solver.generate_moves(board, rack, limit=n)
+    assert top.total == full.total
+    assert [m.notation for m in top] == [m.notation for m in full[:n]]
+
+
+def test_a_time_budget_stops_the_search(solver):
+    from engine import WorkLimitError
+
+    pos = bench_positions()[6]
+    with pytest.raises(WorkLimitError, match="longer than"):
+        solver.generate_moves(pos.board, pos.racks[0], budget=0.0005)
+    assert solver.generate_moves(pos.board, pos.racks[0], limit=1, budget=60).total == 158_705
+    gen = solver._generator
+    for kwargs, message in [({"budget": -1.0}, "budget"), ({"budget": float("nan")}, "budget")]:
+        with pytest.raises(ValueError, match=message):
+            gen.generate(bytes(225), bytes(27), 3, -1, **kwargs)
+    with pytest.raises(ValueError, match="limit"):
+        gen.generate(bytes(225), bytes(27), 3, -2)

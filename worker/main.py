@@ -19,7 +19,8 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ExecAbortError, OutOfMemoryError, ReadOnlyError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from rq import Queue, SimpleWorker
+from rq import Queue, SimpleWorker, worker_registration
+from rq.registry import clean_registries
 from rq.utils import now, str_to_date
 from rq.worker import WorkerStatus
 
@@ -32,7 +33,7 @@ from engine.rules import builtin_names
 from . import logs
 from .guard import AnchorJob
 from .jobs import JobContext
-from .metrics import METRICS, serve
+from .metrics import HEALTH, METRICS, serve
 from .snapshot import snapshot
 
 log = logging.getLogger("anchor.worker")
@@ -40,6 +41,7 @@ HEARTBEAT_INTERVAL = 2  # seconds between heartbeats while a job runs
 HEARTBEAT_TTL = 10  # a job whose worker has been silent this long is abandoned
 TIMEOUT_GRACE = 5  # RQ's own alarm fires this long after a job's deadline: a backstop
 MIN_RESULT_TTL = 60  # seconds: results are kept at least this long (or the server's TTL)
+MAINTENANCE_LOCK = 30  # seconds a registry clean-up may hold its lock (RQ: 899)
 STALE_AFTER = 60  # a registration of this worker's name silent this long is a dead worker's
 
 
@@ -68,6 +70,12 @@ class AnchorWorker(SimpleWorker):
 
     def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
+
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ's heartbeat, also recorded for the /healthz and /readyz probes."""
+        result = super().heartbeat(timeout, pipeline)
+        HEALTH.beat(redis_ok=pipeline is None)
+        return result
 
     # ------------------------------------------------------------ one job
     def execute_job(self, job, queue) -> None:
@@ -134,6 +142,7 @@ class AnchorWorker(SimpleWorker):
         while not done.wait(HEARTBEAT_INTERVAL):
             try:
                 self.maintain_heartbeats(job, execution)
+                HEALTH.beat(redis_ok=True)
             except Exception as exc:  # Redis away or full: the job goes on; maintenance decides
                 log.warning("heartbeat failed", extra={"job": job.id, "error": str(exc)})
 
@@ -182,6 +191,22 @@ class AnchorWorker(SimpleWorker):
         except Exception:
             return True  # no readable heartbeat: nothing alive keeps it
 
+    def clean_registries(self) -> None:
+        """RQ's registry maintenance under a lock of MAINTENANCE_LOCK seconds, not RQ's
+        899: a worker killed while cleaning would otherwise stop every worker from
+        requeueing abandoned jobs for 15 minutes. The lock names its holder."""
+        for queue in self.queues:
+            key = queue.registry_cleaning_key
+            if not self.connection.set(key, self.name, nx=True, ex=MAINTENANCE_LOCK):
+                continue
+            try:
+                clean_registries(queue, self._exc_handlers)
+                worker_registration.clean_worker_registry(queue)
+                queue.intermediate_queue.cleanup(self, queue)
+            finally:
+                queue.release_maintenance_lock()
+        self.last_cleaned_at = now()
+
     def _bury_stale(self) -> None:
         """Unregister the dead worker and expire its jobs' heartbeats, so maintenance
         requeues them now rather than when their heartbeat would have run out."""
@@ -191,6 +216,9 @@ class AnchorWorker(SimpleWorker):
                 for member in executions:
                     pipe.zadd(queue.started_job_registry.key, {member: 1}, xx=True)
             pipe.delete(self.key, self.executions_key)
+            for queue in self.queues:  # a cleaning lock the dead worker held
+                if self.connection.get(queue.registry_cleaning_key) == self.name.encode():
+                    pipe.delete(queue.registry_cleaning_key)
             for queue in self.queues:
                 pipe.srem(f"rq:workers:{queue.name}", self.key)
             pipe.srem("rq:workers", self.key)
@@ -408,6 +436,7 @@ def _wait_for_writes(worker: AnchorWorker) -> None:
     """Until Redis answers and accepts a write (the worker's own key), backing off."""
     delay = 0.25
     while not worker.stopping:
+        HEALTH.beat(redis_ok=False)  # alive, waiting: live but not ready
         try:
             worker.connection.ping()
             worker.connection.set(f"{worker.key}:probe", b"1", ex=60)

@@ -1,9 +1,12 @@
 """Prometheus metrics, kept in the worker process (SimpleWorker runs jobs in it, so the
-counts outlive each job) and served as text on /metrics by a small HTTP thread."""
+counts outlive each job) and served as text on /metrics by a small HTTP thread, beside
+/healthz (the work loop is alive) and /readyz (and it reached Redis lately), the probes
+deploy/ points Docker and Kubernetes at."""
 
 from __future__ import annotations
 
 import threading
+import time
 from bisect import bisect_left
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -60,12 +63,45 @@ class Metrics:
 METRICS = Metrics()
 
 
-def serve(metrics: Metrics, host: str, port: int) -> ThreadingHTTPServer:
-    """Serve /metrics on a daemon thread; returns the server (port 0 picks a free one)."""
+class Health:
+    """When the work loop last showed life, and last heard from Redis (monotonic)."""
+
+    LIVE_WITHIN = 120.0  # the loop wakes every maintenance interval or heartbeat
+    READY_WITHIN = 30.0
+
+    def __init__(self) -> None:
+        self.alive_at = self.redis_at = None
+
+    def beat(self, redis_ok: bool) -> None:
+        self.alive_at = time.monotonic()
+        if redis_ok:
+            self.redis_at = self.alive_at
+
+    def live(self) -> bool:
+        return self.alive_at is not None and time.monotonic() - self.alive_at < self.LIVE_WITHIN
+
+    def ready(self) -> bool:
+        return self.redis_at is not None and time.monotonic() - self.redis_at < self.READY_WITHIN
+
+
+HEALTH = Health()
+
+
+def serve(metrics: Metrics, host: str, port: int, health: Health = HEALTH) -> ThreadingHTTPServer:
+    """Serve /metrics, /healthz and /readyz on a daemon thread; returns the server (port 0
+    picks a free one)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            if self.path.split("?")[0] != "/metrics":
+            path = self.path.split("?")[0]
+            if path in ("/healthz", "/readyz"):
+                ok = health.live() if path == "/healthz" else health.live() and health.ready()
+                self.send_response(200 if ok else 503)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"ok\n" if ok else b"not ok\n")
+                return
+            if path != "/metrics":
                 self.send_error(404)
                 return
             body = metrics.render().encode()

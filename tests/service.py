@@ -102,6 +102,18 @@ class RedisServer:
         return redis.Redis.from_url(self.url)
 
 
+def run_worker(url: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`anchor worker --redis-url URL ARGS...` to its end (a start-up that must fail, or
+    --burst), output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "client.cli", "worker", "--redis-url", url, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+
+
 class WorkerProcess:
     """`anchor worker` in a subprocess, logging JSON lines to a file."""
 

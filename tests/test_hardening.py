@@ -9,8 +9,6 @@ import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 import time
 import uuid
 import zlib
@@ -23,8 +21,8 @@ import redis
 from client import protocol as p
 from client.client import AnalysisClient, ServiceError
 
-from .conftest import ROOT, data_path
-from .service import TWL06, RedisServer, WorkerProcess, wait_until
+from .conftest import data_path
+from .service import TWL06, RedisServer, WorkerProcess, run_worker, wait_until
 
 BENCH = [
     ln
@@ -336,29 +334,10 @@ def test_a_live_worker_keeps_its_name(server, queue, workers, tmp_path):
     """Taking over is only for the dead: a second worker under a live worker's name is
     refused with a clear error."""
     workers("anchor-fixed-2")
-    twin = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "client.cli",
-            "worker",
-            "--redis-url",
-            server.url,
-            "--queue",
-            queue,
-            "--name",
-            "anchor-fixed-2",
-            "--lexicon",
-            f"twl06@english={TWL06}",
-            "--burst",
-            "--log-format",
-            "text",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    twin = run_worker(
+        server.url, "--queue", queue, "--name", "anchor-fixed-2", "--lexicon",
+        f"twl06@english={TWL06}", "--burst", "--log-format", "text",
+    )  # fmt: skip
     assert twin.returncode == 2 and "active worker named" in twin.stderr
     assert "Traceback" not in twin.stderr
 
@@ -432,23 +411,7 @@ def test_a_fifo_as_lexicon_is_refused_at_once(server, tmp_path):
     fifo = tmp_path / "lexicon.kwg"
     os.mkfifo(fifo)
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "client.cli",
-            "worker",
-            "--redis-url",
-            server.url,
-            "--lexicon",
-            f"english={fifo}",
-            "--burst",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = run_worker(server.url, "--lexicon", f"english={fifo}", "--burst")
     assert time.monotonic() - started < 30
     assert done.returncode == 2 and "not a regular file" in done.stderr
     assert "Traceback" not in done.stderr

@@ -22,7 +22,7 @@ from engine import Ruleset, parse_cgp
 from engine.legality import random_rack
 
 from .conftest import ROOT, data_path
-from .service import TWL06, RedisServer, WorkerProcess, free_port, wait_until
+from .service import TWL06, RedisServer, WorkerProcess, free_port, run_worker, wait_until
 from .test_protocol import BAD_INPUTS, ENGINE_ERRORS
 
 BENCH = [
@@ -205,23 +205,7 @@ def test_metrics_endpoint(server, queue, workers):
 def test_worker_refuses_a_bad_lexicon_at_start(server, tmp_path):
     bad = tmp_path / "bad.kwg"
     bad.write_bytes(b"not a kwg file at all!!")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "client.cli",
-            "worker",
-            "--redis-url",
-            server.url,
-            "--lexicon",
-            f"english={bad}",
-            "--burst",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = run_worker(server.url, "--lexicon", f"english={bad}", "--burst")
     assert (
         done.returncode == 2
         and "not a usable KWG" in done.stderr

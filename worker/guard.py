@@ -77,16 +77,19 @@ class AnchorJob(Job):
             fields["data"] = zlib.compress(msgpack.packb(["worker.jobs.analyze", None, [b""], {}]))
         if "exc_info" in fields and _inflate(_as_bytes(fields["exc_info"]), MAX_EXC_INFO) is None:
             fields["exc_info"] = b""
-        for name in list(fields):
-            if name == "data":
-                continue
-            probe = Job(self.id, connection=self.connection, serializer=self.serializer)
-            try:
-                Job.restore(probe, {"data": fields["data"], name: fields[name]})
-            except Exception:  # whatever RQ's parser raises, the field is unusable
-                problems.append(f"field '{name}' has a value RQ cannot read: {fields[name]!r:.60}")
-                del fields[name]
-        result = super().restore(fields)
+        try:
+            result = super().restore(fields)
+        except Exception:  # some field RQ cannot parse: find each by itself, drop it
+            stub = {"data": msgpack.packb(["?", None, [], {}])}
+            for name in [n for n in fields if n != "data"]:
+                probe = Job(self.id, connection=self.connection, serializer=self.serializer)
+                try:
+                    Job.restore(probe, {**stub, name: fields[name]})
+                except Exception:  # whatever RQ's parser raises, the field is unusable
+                    shown = f"{fields[name]!r:.60}"
+                    problems.append(f"field '{name}' has a value RQ cannot read: {shown}")
+                    del fields[name]
+            result = super().restore(fields)
         for name in _CALLBACKS:
             if getattr(self, f"_{name}", None):
                 problems.append(f"'{name}' is set; this service runs no callbacks")

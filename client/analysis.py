@@ -224,23 +224,38 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
             if not request.batch or exc.code == p.TIMEOUT:
                 raise
             result = {"ok": False, "error": {"code": exc.code, "message": exc.message}}
-        except WorkLimitError:
-            raise deadline.expired() from None
-        if limits.result_bytes is not None:
-            size += len(p.pack(result))
-            if size > limits.result_bytes:
-                raise p.ProtocolError(
-                    p.RESULT_TOO_LARGE,
-                    f"the result would be over this server's cap of {limits.result_bytes:,} "
-                    "bytes; ask for fewer moves ('limit') or fewer positions",
-                )
         results.append(result)
+        if limits.result_bytes is not None:
+            size += _packed_bound(result)
+            if size > limits.result_bytes:  # the cheap bound says maybe: pack to know
+                size = len(p.pack(results))
+                if size > limits.result_bytes:
+                    raise p.ProtocolError(
+                        p.RESULT_TOO_LARGE,
+                        f"the result would be over this server's cap of "
+                        f"{limits.result_bytes:,} bytes; ask for fewer moves ('limit') or "
+                        "fewer positions",
+                    )
     timings = {"total_us": round((time.perf_counter() - started) * 1e6, 1)}
     if request.batch:
         return {"v": p.VERSION, "ok": True, "results": results, "timings": timings}
     result = results[0]
     result["timings"]["total_us"] = timings["total_us"]
     return {"v": p.VERSION, **result}
+
+
+def _packed_bound(result: dict) -> int:
+    """At least the msgpack size of one position's result, without packing it: the
+    result-size cap is checked as positions finish, and packing each twice would cost a
+    batch as much as ranking its moves. Strings count 4 bytes a character (UTF-8)."""
+    if "moves" not in result:
+        return len(p.pack(result))  # an error: small
+    size = 160 + 9 * len(result.get("equities", ()))
+    for entry in result["moves"]:
+        size += 32 + 4 * (len(entry[0]) + len(entry[5])) + 16 * len(entry[6])
+        if len(entry) > 7:
+            size += len(p.pack(entry[7]))
+    return size
 
 
 # CGP opcodes (`name value;`) read here: the rest name the game and change nothing.
@@ -354,8 +369,6 @@ def analyze_position(
             leaves=leaves,
             budget=budget,
         )
-    except WorkLimitError:
-        raise
     except InputError as exc:
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
     generated = time.perf_counter() - started

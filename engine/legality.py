@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 from .board import BLANK_FLAG, Board
 from .errors import InputError
@@ -38,16 +39,25 @@ def check_rack(rules: Ruleset, tiles: Iterable[int]) -> None:
 
 def board_tiles(board: Board) -> Counter[int]:
     """Tiles on the board by tile number; a blank (whatever it stands for) counts as 0."""
-    return Counter(0 if cell & BLANK_FLAG else cell for cell in board.cells if cell)
+    out: Counter[int] = Counter()
+    for cell, n in Counter(board.cells).items():
+        if cell:
+            out[0 if cell & BLANK_FLAG else cell] += n
+    return out
 
 
 def check_position(board: Board, rack: Iterable[int] = ()) -> None:
     """InputError when board and rack together hold more of a tile than the set, or the
     board's tiles are not one group through the centre square."""
     rules = board.rules
-    used = board_tiles(board) + Counter(rack)
-    for tile, n in sorted(used.items()):
-        if n > _supply(rules, tile):
+    used = [0] * (rules.size + 1)
+    for tile in rack:
+        used[tile] += 1
+    for cell, n in Counter(board.cells).items():
+        if cell:
+            used[0 if cell & BLANK_FLAG else cell] += n
+    for tile, n in enumerate(used):
+        if n and n > _supply(rules, tile):
             raise InputError(
                 f"the board and rack hold {n} {_describe(rules, tile)}; the {rules.name} set "
                 f"has {_supply(rules, tile)}"
@@ -55,35 +65,56 @@ def check_position(board: Board, rack: Iterable[int] = ()) -> None:
     check_connected(board)
 
 
+_OCCUPIED = bytes([0]) + bytes([1]) * 255  # cell byte -> 1 when a tile stands there
+
+
+@lru_cache(maxsize=16)
+def _edges(rows: int, cols: int) -> tuple[int, int]:
+    """Byte-per-square masks of every square but the last column, and but the first."""
+    not_last = int.from_bytes(
+        bytes(int(c != cols - 1) for _ in range(rows) for c in range(cols)), "little"
+    )
+    not_first = int.from_bytes(
+        bytes(int(c != 0) for _ in range(rows) for c in range(cols)), "little"
+    )
+    return not_last, not_first
+
+
 def check_connected(board: Board) -> None:
-    """InputError unless the board is empty or its tiles form one group covering the centre."""
-    rules, cells = board.rules, board.cells
+    """InputError unless the board is empty or its tiles form one group covering the centre.
+
+    A flood fill over the board as one integer, a byte per square (shifting by 8 bits
+    moves a square sideways, by 8 * cols up or down): a few big-integer operations per
+    step instead of a Python loop over squares."""
+    rules = board.rules
     cols = rules.cols
-    occupied = {i for i, cell in enumerate(cells) if cell}
+    occupied = int.from_bytes(board.cells.translate(_OCCUPIED), "little")
     if not occupied:
         return
     centre = rules.centre[0] * cols + rules.centre[1]
-    if centre not in occupied:
+    seen = occupied & (1 << (8 * centre))
+    if not seen:
         row, col = rules.centre
         raise InputError(
             f"the board has tiles but its centre square ({row + 1}{chr(ord('A') + col)}) is "
             "empty: the first play covers it"
         )
-    seen, todo = {centre}, [centre]
-    while todo:
-        i = todo.pop()
-        r, c = divmod(i, cols)
-        for j, ok in (
-            (i - cols, r > 0),
-            (i + cols, r + 1 < rules.rows),
-            (i - 1, c > 0),
-            (i + 1, c + 1 < cols),
-        ):
-            if ok and j in occupied and j not in seen:
-                seen.add(j)
-                todo.append(j)
-    if len(seen) != len(occupied):
-        r, c = divmod(min(occupied - seen), cols)
+    not_last, not_first = _edges(rules.rows, cols)
+    row_shift = 8 * cols
+    while True:
+        grown = occupied & (
+            seen
+            | (seen & not_last) << 8
+            | (seen & not_first) >> 8
+            | seen << row_shift
+            | seen >> row_shift
+        )
+        if grown == seen:
+            break
+        seen = grown
+    if seen != occupied:
+        stray = occupied & ~seen
+        r, c = divmod(((stray & -stray).bit_length() - 1) // 8, cols)
         raise InputError(
             f"the tile at {r + 1}{chr(ord('A') + c)} is not connected to the centre square: "
             "every play touches the tiles already down"

@@ -255,3 +255,20 @@ def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
     fake_worker(conn, registry).work(burst=True)
     with pytest.raises(ServiceError, match="can not serialize"):
         client.result(job, timeout=1)
+
+
+@pytest.mark.parametrize("rank", ["score", "equity"])
+def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
+    """The result-size cap is checked with a bound instead of packing every position
+    twice: the bound must never undercount, whatever the options."""
+    from client.analysis import _packed_bound
+
+    if rank == "equity":
+        registry.leave_paths["twl06"] = str(data_path("kwg", "TWL06.klv2"))
+    for i, cgp in enumerate(BENCH[:6]):
+        for options in (p.Options(), p.Options(breakdown=True, exchanges=True)):
+            position = p.Position(cgp=cgp, limit=None if i % 2 else 20)
+            request = p.Request(lexicon="twl06", positions=(position,), options=options, rank=rank)
+            result = run_request(request, registry)
+            del result["v"]
+            assert _packed_bound(result) >= len(p.pack(result))

@@ -140,12 +140,6 @@ class AnchorJob(Job):
     def send_webhooks(self, status, *, exc_string=None) -> None:
         """Never: a URL read from Redis is not one this worker will call."""
 
-    def execute_success_callback(self, *args, **kwargs) -> None:
-        """Never: see `restore`."""
-
-    def execute_failure_callback(self, *args, **kwargs) -> None:
-        """Never: see `restore`."""
-
 
 def too_large(limit: int, *args, **kwargs) -> Packed:
     """The job function of a job whose data is over `limit` bytes: an error result."""

@@ -356,6 +356,7 @@ def analyze_position(
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     limit = position.limit if position.limit is not None else max_moves
+    capped = position.limit is None and limit is not None
     options = request.options
     started = time.perf_counter()
     try:
@@ -364,6 +365,7 @@ def analyze_position(
             rack,
             mode=position.mode,
             limit=limit,
+            count_all=capped,  # all plays were asked for: count them, send the cap's worth
             include_exchanges=options.exchanges,
             rank="equity" if leaves is not None else "score",
             leaves=leaves,
@@ -372,6 +374,7 @@ def analyze_position(
     except InputError as exc:
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
     generated = time.perf_counter() - started
+    truncated = capped and moves.total is not None and moves.total > limit
     entries = []
     for move in moves:
         breakdown = None
@@ -384,13 +387,10 @@ def analyze_position(
                     "bingo": score.bingo,
                 }
         entries.append(p.move_entry(move, breakdown))
-    out = {
-        "ok": True,
-        "total": moves.total,
-        "moves": entries,
-        "timings": {"generate_us": round(generated * 1e6, 1)},
-    }
-    if position.limit is None and limit is not None and moves.total > len(entries):
+    out = {"ok": True, "moves": entries, "timings": {"generate_us": round(generated * 1e6, 1)}}
+    if moves.total is not None:
+        out["total"] = moves.total
+    if truncated:
         out["truncated"] = True
     if leaves is not None:
         out["equities"] = [round(e, 3) for e in moves.equities()]

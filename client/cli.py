@@ -104,10 +104,13 @@ def cmd_analyze(args) -> int:
     if args.show_board and args.cgp:
         print(Board.from_cgp(rules, args.cgp).render() + "\n")
     rack = args.rack or (args.cgp.split()[1].split("/")[0] if args.cgp else "")
-    total = result["total"]
-    shown = f"top {len(moves)} of " if len(moves) < total else ""
+    total = result.get("total")
+    if total is None:
+        found = f"the top {len(moves)} plays"
+    else:
+        found = f"top {len(moves)} of {total} plays" if len(moves) < total else f"{total} plays"
     where = "via Redis" if redis_url else "in-process"
-    print(f"Rack {rack}: {shown}{total} plays ({elapsed * 1e3:.2f} ms, {where})")
+    print(f"Rack {rack}: {found} ({elapsed * 1e3:.2f} ms, {where})")
     width = max((len(m["notation"]) for m in moves), default=0)
     for rank, m in enumerate(moves, 1):
         equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""

@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -260,6 +261,7 @@ out:
 #define MODE_ACROSS 1
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
+#define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
 #define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
 #define FAIL_MEMORY 1
 #define FAIL_TIME 2
@@ -280,22 +282,35 @@ typedef struct {
 } MoveRecord;
 _Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
 
-/* Plays found so far. With a limit (keep >= 0) memory stays bounded: when `count` reaches
- * `compact_at` (2 * keep, at least INITIAL_RECORDS) the buffer is cut to its best `keep`
- * in ranked order and `floor` is set to the worst kept; a later play that does not beat
- * the floor could never rank in the top `keep` (ties go to the earlier play), so it is
- * counted in `total` and dropped. The final ranking is the one an unbounded buffer gives. */
+/* Plays found so far.
+ *
+ * Without a limit (keep = -1) plays are found in generation order (pass, row, anchor,
+ * then the recursion's order) and ranked once at the end; ties keep that order.
+ *
+ * With a limit (keep >= 0) anchors are searched best bound first, so each play carries
+ * its generation-order key in `order` (anchor ordinal << ORDER_ANCHOR_SHIFT | sequence)
+ * and ranking breaks ties by it: the top `keep` are the first `keep` of the full ranking.
+ * Memory stays bounded: when `count` reaches `compact_at` (and between anchors) the
+ * buffer is cut to its best `keep` and the floor set to the worst kept; a play that does
+ * not beat the floor (score, then key) could never rank, so it is counted in `total` and
+ * dropped, and an anchor whose bound cannot beat it is never searched. */
 typedef struct {
     MoveRecord *items;
-    float *equity; /* beside items when ranking by equity, else NULL */
+    float *equity;   /* beside items when ranking by equity, else NULL */
+    uint64_t *order; /* beside items when searching best-first (keep >= 0), else NULL */
     size_t count, capacity;
-    size_t total;      /* every play found, kept or not */
+    size_t total;      /* plays found, kept or not: every play unless `pruned` */
+    int pruned;        /* some anchor or left part was skipped as unable to rank */
     long keep;         /* -1: keep all */
     size_t compact_at; /* 0: never compact */
+    uint64_t seq;      /* plays emitted so far: the low part of the order key */
     int has_floor;
     int32_t floor_score;
     float floor_equity;
+    uint64_t floor_order;
 } MoveBuf;
+
+#define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
 
 /* Leave values for equity ranking, for one rack: the leave kept after a play is found
  * by its "used" key, the sum of key_step[tile] over the tiles placed (tile 0 = blank),
@@ -353,6 +368,12 @@ typedef struct {
     uint8_t placed[MAX_SIDE];           /* tile placed in each column of the row, 0 = none */
     int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
     const LeaveTable *leaves;           /* NULL: rank by score */
+    int32_t tile_desc[MAX_RACK];        /* values of the rack's tiles, highest first (blank 0) */
+    float best_leave[MAX_RACK + 1];     /* by tiles played: best leave value (0 by score) */
+    int prune;                          /* best-first search: skip what cannot rank */
+    float left_bound[MAX_RACK + 1];     /* this anchor: bound of plays with l left tiles */
+    float deeper_bound[MAX_RACK + 2];   /* ... and with l or more (suffix maxima) */
+    uint64_t order_base;                /* this anchor's ordinal << ORDER_ANCHOR_SHIFT */
     MoveBuf *out;
     int failed;                         /* FAIL_MEMORY or FAIL_TIME: unwind */
     uint64_t steps;                     /* extend_right calls, for the clock */
@@ -392,6 +413,25 @@ static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile)
 
 static int compact(MoveBuf *buf, int by_equity);
 
+/* Whether a play ranks above the worst kept one: higher score (or equity), or equal and
+ * earlier in generation order. */
+static inline int beats_floor(const MoveBuf *b, int by_equity, int32_t score, float equity,
+                              uint64_t order) {
+    if (by_equity) {
+        if (equity != b->floor_equity) return equity > b->floor_equity;
+    } else if (score != b->floor_score) {
+        return score > b->floor_score;
+    }
+    return b->order && order < b->floor_order;
+}
+
+/* Whether some play bounded by `bound` whose order key is at least `first` could rank. */
+static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint64_t first) {
+    if (!b->has_floor) return 1;
+    float floor = by_equity ? b->floor_equity : (float)b->floor_score;
+    return bound > floor || (bound == floor && first < b->floor_order);
+}
+
 static void emit(Search *s, int end_col, Tally t) {
     int start = s->start_col, len = end_col - start;
     if (len < 2) return;
@@ -412,9 +452,9 @@ static void emit(Search *s, int end_col, Tally t) {
         }
         equity = (float)score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
     }
+    uint64_t order = s->order_base | out->seq++;
     if (out->keep == 0) return;
-    if (out->has_floor && (s->leaves ? !(equity > out->floor_equity) : score <= out->floor_score))
-        return;
+    if (out->has_floor && !beats_floor(out, s->leaves != NULL, score, equity, order)) return;
     if (out->compact_at && out->count >= out->compact_at && compact(out, s->leaves != NULL) < 0) {
         s->failed = FAIL_MEMORY;
         return;
@@ -435,10 +475,19 @@ static void emit(Search *s, int end_col, Tally t) {
             }
             out->equity = eq;
         }
+        if (out->order) {
+            uint64_t *ord = realloc(out->order, cap * sizeof *ord);
+            if (!ord) {
+                s->failed = FAIL_MEMORY;
+                return;
+            }
+            out->order = ord;
+        }
         out->capacity = cap;
     }
     MoveRecord *m = &out->items[out->count];
     if (s->leaves) out->equity[out->count] = equity;
+    if (out->order) out->order[out->count] = order;
     out->count++;
     m->score = score;
     m->row = (uint8_t)(s->dir ? start : s->row);
@@ -518,8 +567,16 @@ static void left_part(Search *s, uint32_t list, int limit) {
         t.mult *= s->wm[idx];
     }
     s->start_col = start;
-    extend_right(s, list, s->anchor_col, 0, t);
+    int by_equity = s->leaves != NULL;
+    if (!s->prune || could_rank(s->out, by_equity, s->left_bound[s->left_len], s->order_base))
+        extend_right(s, list, s->anchor_col, 0, t);
+    else
+        s->out->pruned = 1;
     if (limit == 0 || list == 0 || s->rack_left <= 1) return;
+    if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[s->left_len + 1], s->order_base)) {
+        s->out->pruned = 1;
+        return;
+    }
     uint64_t children = list_children(s, list);
     uint64_t todo = children & playable(s);
     while (todo) {
@@ -612,42 +669,222 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
     }
 }
 
-static void run_pass(Search *s) {
-    for (int row = 0; row < s->rows && !s->failed; row++) {
-        memset(s->placed, 0, sizeof s->placed);
-        for (int col = 0; col < s->cols; col++) {
-            int idx = row * s->cols + col;
-            if (!s->anchor[idx] || !(s->cross[idx] & playable(s))) continue;
-            s->row = row;
-            s->anchor_col = col;
-            if (col > 0 && s->cells[idx - 1]) {
-                /* the left part is already on the board: read it, then extend */
-                int c = col - 1;
-                while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
-                uint32_t list = s->root;
-                Tally t = {0, 1, 0, 0};
-                for (int k = c; k < col && list; k++) {
-                    uint8_t cell = s->cells[row * s->cols + k];
-                    uint32_t i = child_node(s, list, cell & TILE_MASK);
-                    list = i ? kwg_arc(s->nodes[i]) : 0;
-                    t.main += tile_points(s->rules, cell);
-                }
-                if (!list) continue;
-                s->start_col = c;
-                extend_right(s, list, col, 0, t);
+/* Empty squares left of an anchor that a left part from the rack may cover: up to the
+ * nearest tile or anchor, and leaving at least one tile for the anchor. */
+static int left_room(const Search *s, int row, int col) {
+    int room = 0;
+    for (int c = col - 1; c >= 0; c--) {
+        int j = row * s->cols + c;
+        if (s->cells[j] || s->anchor[j]) break;
+        room++;
+    }
+    return room < s->rack_left - 1 ? room : s->rack_left - 1;
+}
+
+/* The squares a play would fill, as the shadow bound sees them. */
+typedef struct {
+    int k;                 /* squares to fill */
+    int32_t board_sum;     /* points of the tiles already on the board in the main word */
+    int32_t word_mult;     /* product of the word premiums under the squares to fill */
+    int32_t cross_sum;     /* cross_score * word premium, over squares with a cross-word */
+    int32_t lm[MAX_RACK], wm[MAX_RACK];
+    uint8_t has_cross[MAX_RACK];
+} Span;
+
+static inline void span_fill(Span *sp, const Search *s, int idx) {
+    sp->lm[sp->k] = s->lm[idx];
+    sp->wm[sp->k] = s->wm[idx];
+    sp->has_cross[sp->k] = s->cross_score[idx] >= 0;
+    sp->word_mult *= s->wm[idx];
+    if (s->cross_score[idx] >= 0) sp->cross_sum += s->cross_score[idx] * s->wm[idx];
+    sp->k++;
+}
+
+/* The most a play filling exactly these squares could score (or be worth): each square
+ * weighs its tile by letter premium times the word premium, plus letter times word premium
+ * again when it makes a cross-word; the rack's highest tiles on the heaviest squares
+ * (rearrangement inequality) bound every assignment, whatever the lexicon allows. */
+static float span_bound(const Search *s, const Span *sp) {
+    int32_t weight[MAX_RACK];
+    for (int i = 0; i < sp->k; i++) {
+        int32_t w = sp->lm[i] * sp->word_mult + (sp->has_cross[i] ? sp->lm[i] * sp->wm[i] : 0);
+        int j = i;
+        for (; j > 0 && weight[j - 1] < w; j--) weight[j] = weight[j - 1];
+        weight[j] = w;
+    }
+    int32_t score = sp->board_sum * sp->word_mult + sp->cross_sum;
+    for (int i = 0; i < sp->k; i++) score += weight[i] * s->tile_desc[i];
+    if (sp->k == s->rules->rack_size) score += s->rules->bingo;
+    return (float)score + s->best_leave[sp->k];
+}
+
+/* Shadow bound (MAGPIE's "shadow playing"): over every span of squares a play at this
+ * anchor could cover, the span bound above. best[l] bounds the plays whose left part has
+ * l tiles from the rack (index 0 only when the left part is on the board); returns the
+ * largest, -INFINITY when no play fits. */
+static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_RACK + 1]) {
+    const int base = row * s->cols;
+    const uint64_t can = playable(s);
+    int32_t on_left = 0; /* points of a left part already on the board */
+    int left_len = 0, room = 0;
+    if (anchor > 0 && s->cells[base + anchor - 1]) {
+        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++)
+            on_left += tile_points(s->rules, s->cells[base + c]);
+    } else {
+        room = left_room(s, row, anchor);
+    }
+    float top = -INFINITY;
+    for (int l = 0; l <= room; l++) {
+        Span sp = {.board_sum = on_left, .word_mult = 1};
+        for (int c = anchor - l; c < anchor; c++) span_fill(&sp, s, base + c);
+        best[l] = -INFINITY;
+        for (int c = anchor; c < s->cols; c++) {
+            int idx = base + c;
+            if (s->cells[idx]) {
+                sp.board_sum += tile_points(s->rules, s->cells[idx]);
             } else {
-                int limit = 0;
-                for (int c = col - 1; c >= 0; c--) {
-                    int j = row * s->cols + c;
-                    if (s->cells[j] || s->anchor[j]) break;
-                    limit++;
-                }
-                if (limit > s->rack_left - 1) limit = s->rack_left - 1;
-                s->left_len = 0;
-                left_part(s, s->root, limit);
+                if (sp.k == s->rack_left || !(s->cross[idx] & can)) break;
+                span_fill(&sp, s, idx);
+            }
+            int ends = c + 1 == s->cols || !s->cells[idx + 1];
+            if (ends && left_len + l + c - anchor + 1 >= 2) {
+                float b = span_bound(s, &sp);
+                if (b > best[l]) best[l] = b;
             }
         }
+        if (best[l] > top) top = best[l];
     }
+    return top;
+}
+
+/* Every play whose leftmost anchor is (row, col): the left part read from the board, or
+ * every left part from the rack, each extended right [AJ88]. */
+static void search_anchor(Search *s, int row, int col) {
+    int idx = row * s->cols + col;
+    s->row = row;
+    s->anchor_col = col;
+    s->order_base = (uint64_t)(s->dir * MAX_CELLS + idx) << ORDER_ANCHOR_SHIFT;
+    memset(s->placed, 0, sizeof s->placed);
+    if (col > 0 && s->cells[idx - 1]) {
+        int c = col - 1;
+        while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
+        uint32_t list = s->root;
+        Tally t = {0, 1, 0, 0};
+        for (int k = c; k < col && list; k++) {
+            uint8_t cell = s->cells[row * s->cols + k];
+            uint32_t i = child_node(s, list, cell & TILE_MASK);
+            list = i ? kwg_arc(s->nodes[i]) : 0;
+            t.main += tile_points(s->rules, cell);
+        }
+        if (!list) return;
+        s->start_col = c;
+        extend_right(s, list, col, 0, t);
+    } else {
+        int room = left_room(s, row, col);
+        if (s->prune) {
+            anchor_bound(s, row, col, s->left_bound);
+            s->deeper_bound[room + 1] = -INFINITY;
+            for (int l = room; l >= 0; l--)
+                s->deeper_bound[l] = s->left_bound[l] > s->deeper_bound[l + 1] ? s->left_bound[l]
+                                                                               : s->deeper_bound[l + 1];
+        }
+        s->left_len = 0;
+        left_part(s, s->root, room);
+    }
+}
+
+static inline int can_start(const Search *s, int idx) {
+    return s->anchor[idx] && (s->cross[idx] & playable(s));
+}
+
+/* Every play of one pass, in generation order. */
+static void run_pass(Search *s) {
+    for (int row = 0; row < s->rows && !s->failed; row++)
+        for (int col = 0; col < s->cols && !s->failed; col++)
+            if (can_start(s, row * s->cols + col)) search_anchor(s, row, col);
+}
+
+/* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
+ * ranking by equity, the best leave value left after playing k tiles, over every part of
+ * the rack of size k, keyed exactly as emit() keys it. */
+static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
+                        int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1]) {
+    int n = 0;
+    for (int t = 0; t <= r->alphabet; t++)
+        for (int c = 0; c < rack[t] && n < MAX_RACK; c++) {
+            int32_t v = r->values[t];
+            int j = n++;
+            for (; j > 0 && tile_desc[j - 1] < v; j--) tile_desc[j] = tile_desc[j - 1];
+            tile_desc[j] = v;
+        }
+    if (!leaves) return;
+    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = -INFINITY;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    int distinct = 0;
+    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
+        if (rack[t]) tile[distinct++] = (uint8_t)t;
+    for (;;) { /* odometer over every sub-multiset of the rack */
+        size_t key = 0;
+        int k = 0;
+        for (int d = 0; d < distinct; d++) {
+            key += (size_t)used[d] * leaves->key_step[tile[d]];
+            k += used[d];
+        }
+        float v = key < leaves->keys ? leaves->value[key] : 0.0f;
+        if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
+        int d = 0;
+        while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
+        if (d == distinct) break;
+        used[d]++;
+    }
+}
+
+typedef struct {
+    float bound;
+    uint32_t ordinal; /* dir * MAX_CELLS + oriented square: generation order */
+} AnchorRef;
+
+static int by_bound(const void *a, const void *b) {
+    const AnchorRef *x = a, *y = b;
+    if (x->bound != y->bound) return x->bound > y->bound ? -1 : 1;
+    return x->ordinal < y->ordinal ? -1 : (x->ordinal > y->ordinal);
+}
+
+/* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
+ * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
+static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity) {
+    AnchorRef refs[2 * MAX_CELLS];
+    float scratch[MAX_RACK + 1];
+    size_t n = 0;
+    for (int dir = 0; dir < 2; dir++) {
+        if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
+        const Search *s = &passes[dir];
+        for (int row = 0; row < s->rows; row++)
+            for (int col = 0; col < s->cols; col++) {
+                int idx = row * s->cols + col;
+                if (!can_start(s, idx)) continue;
+                float bound = anchor_bound(s, row, col, scratch);
+                if (bound > -INFINITY) refs[n++] = (AnchorRef){bound, (uint32_t)(dir * MAX_CELLS + idx)};
+            }
+    }
+    qsort(refs, n, sizeof *refs, by_bound);
+    size_t keep = (size_t)buf->keep;
+    for (size_t i = 0; i < n; i++) {
+        /* refresh the floor: the N-th best so far */
+        if (keep && buf->count >= keep && (!buf->has_floor || buf->count - keep > keep / 4) &&
+            compact(buf, by_equity) < 0)
+            return FAIL_MEMORY;
+        uint64_t first = (uint64_t)refs[i].ordinal << ORDER_ANCHOR_SHIFT;
+        if (passes[0].prune && !could_rank(buf, by_equity, refs[i].bound, first)) {
+            buf->pruned = 1; /* nor can any later one */
+            break;
+        }
+        Search *s = &passes[refs[i].ordinal / MAX_CELLS];
+        int idx = (int)(refs[i].ordinal % MAX_CELLS);
+        search_anchor(s, idx / s->cols, idx % s->cols);
+        if (s->failed) return s->failed;
+    }
+    return 0;
 }
 
 /* Rank by score, descending; ties keep generation order (row, anchor, lexicon order),
@@ -732,25 +969,73 @@ static MoveRecord *rank_by_equity(const MoveBuf *buf, long limit, size_t *out_co
     return sorted;
 }
 
-/* Cut the buffer to its best `keep` plays, in ranked order, and raise the floor to the
- * worst of them (see MoveBuf). Ties stay in generation order: the kept plays precede every
- * later one in the buffer, and both rankings are stable. */
+typedef struct {
+    float key;      /* score or equity */
+    uint32_t index; /* into the buffer */
+    uint64_t order; /* generation order: the tie-break */
+} OrderKey;
+
+static int by_key_then_order(const void *a, const void *b) {
+    const OrderKey *x = a, *y = b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+/* Rank a best-first buffer (MoveBuf.order set): score or equity descending, then
+ * generation order. A comparison sort of at most compact_at entries. Returns the best
+ * `limit` records, with their equities (when ranking by equity) and order keys. */
+static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count,
+                                float **equities, uint64_t **orders) {
+    size_t n = buf->count;
+    size_t keep = (limit >= 0 && (size_t)limit < n) ? (size_t)limit : n;
+    *out_count = keep;
+    OrderKey *keys = malloc((n ? n : 1) * sizeof *keys);
+    MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
+    float *eq = malloc((keep ? keep : 1) * sizeof *eq);
+    uint64_t *ord = malloc((keep ? keep : 1) * sizeof *ord);
+    if (!keys || !sorted || !eq || !ord) {
+        free(keys);
+        free(sorted);
+        free(eq);
+        free(ord);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (OrderKey){by_equity ? buf->equity[i] : (float)buf->items[i].score, (uint32_t)i,
+                             buf->order[i]};
+    qsort(keys, n, sizeof *keys, by_key_then_order);
+    for (size_t i = 0; i < keep; i++) {
+        sorted[i] = buf->items[keys[i].index];
+        eq[i] = keys[i].key;
+        ord[i] = keys[i].order;
+    }
+    free(keys);
+    *equities = eq;
+    *orders = ord;
+    return sorted;
+}
+
+/* Cut a best-first buffer to its best `keep` plays, in ranked order, and raise the floor
+ * to the worst of them (see MoveBuf). */
 static int compact(MoveBuf *buf, int by_equity) {
     size_t kept = 0;
     float *eq = NULL;
-    MoveRecord *best = by_equity ? rank_by_equity(buf, buf->keep, &kept, &eq)
-                                 : rank_moves(buf, buf->keep, &kept);
+    uint64_t *ord = NULL;
+    MoveRecord *best = rank_ordered(buf, buf->keep, by_equity, &kept, &eq, &ord);
     if (!best) return -1;
     memcpy(buf->items, best, kept * sizeof *best);
+    memcpy(buf->order, ord, kept * sizeof *ord);
     if (by_equity) memcpy(buf->equity, eq, kept * sizeof *eq);
     buf->count = kept;
     if (kept == (size_t)buf->keep && kept > 0) {
         buf->has_floor = 1;
         buf->floor_score = best[kept - 1].score;
-        if (by_equity) buf->floor_equity = eq[kept - 1];
+        buf->floor_equity = eq[kept - 1];
+        buf->floor_order = ord[kept - 1];
     }
     free(best);
     free(eq);
+    free(ord);
     return 0;
 }
 
@@ -887,22 +1172,26 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
 }
 
 PyDoc_STRVAR(generate_doc,
-"generate(cells, rack, mode, limit, steps=None, values=None, budget=0.0)\n"
-"    -> (records, total[, equities])\n\n"
+"generate(cells, rack, mode, limit, steps=None, values=None, budget=0.0, count_all=False)\n"
+"    -> (records, found, complete[, equities])\n\n"
 "cells: rows*cols board bytes; rack: alphabet+1 tile counts (blanks first);\n"
 "mode: 1 across, 2 down, 3 both; limit: -1 for all, else the top N (memory then stays\n"
 "near 2N records however many plays there are); steps, values: a leave table (rank by\n"
-"equity); budget: seconds the search may take (0: no limit), TimeoutError past it.\n"
-"records: ranked 32-byte move records (layout in _movegen.c); total: plays found.");
+"equity); budget: seconds the search may take (0: no limit), TimeoutError past it;\n"
+"count_all: with a limit, still search every play (so `found` counts them all).\n"
+"records: ranked 32-byte move records (layout in _movegen.c); found: plays the search\n"
+"generated; complete: whether that is every play (a limit lets it skip what cannot rank).");
 
 static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"cells", "rack", "mode", "limit", "steps", "values", "budget", NULL};
+    static char *names[] = {"cells", "rack",   "mode",       "limit", "steps",
+                            "values", "budget", "count_all", NULL};
     Py_buffer cells_view, rack_view, step_view = {0}, value_view = {0};
     int mode;
     long limit;
     double budget = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*il|z*z*d", names, &cells_view, &rack_view,
-                                     &mode, &limit, &step_view, &value_view, &budget))
+    int count_all = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*il|z*z*dp", names, &cells_view, &rack_view,
+                                     &mode, &limit, &step_view, &value_view, &budget, &count_all))
         return NULL;
     int by_equity_rank = step_view.buf != NULL;
     LeaveTable leaves = {0};
@@ -937,7 +1226,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     }
     buf.keep = limit;
     if (limit >= 0 && (size_t)limit < ((size_t)-1) / (4 * sizeof(MoveRecord)))
-        buf.compact_at = (size_t)limit * 2 > INITIAL_RECORDS ? (size_t)limit * 2 : INITIAL_RECORDS;
+        buf.compact_at = (size_t)limit * 2 > BEST_FIRST_RECORDS ? (size_t)limit * 2 : BEST_FIRST_RECORDS;
     struct timespec deadline = {0, 0};
     if (budget > 0.0) {
         clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -975,42 +1264,76 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
         goto out;
     }
-    s = malloc(sizeof *s);
+    s = malloc(2 * sizeof *s); /* one per direction */
     if (!s) {
         PyErr_NoMemory();
         goto out;
     }
+    if (limit >= 0) {
+        /* best-first: every record carries its generation-order key */
+        buf.capacity = buf.compact_at && buf.compact_at < INITIAL_RECORDS ? buf.compact_at : INITIAL_RECORDS;
+        buf.items = malloc(buf.capacity * sizeof *buf.items);
+        buf.order = malloc(buf.capacity * sizeof *buf.order);
+        buf.equity = by_equity_rank ? malloc(buf.capacity * sizeof *buf.equity) : NULL;
+        if (!buf.items || !buf.order || (by_equity_rank && !buf.equity)) {
+            PyErr_NoMemory();
+            goto out;
+        }
+    }
     int failed = 0;
     size_t kept = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (int dir = 0; dir < 2 && !failed; dir++) {
-        if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
-        s->nodes = self->nodes;
-        s->masks = self->masks;
-        s->extent = self->extent;
-        s->n_nodes = self->n_nodes;
-        s->root = kwg_arc(self->nodes[0]);
-        s->rules = r;
-        memcpy(s->rack, rack, sizeof rack);
-        s->rack_left = rack_total;
-        s->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
-        s->rack_mask = 0;
+    int32_t tile_desc[MAX_RACK] = {0};
+    float best_leave[MAX_RACK + 1] = {0};
+    rack_bounds(rack, r, by_equity_rank ? &leaves : NULL, tile_desc, best_leave);
+    for (int dir = 0; dir < 2; dir++) {
+        Search *p = &s[dir];
+        p->nodes = self->nodes;
+        p->masks = self->masks;
+        p->extent = self->extent;
+        p->n_nodes = self->n_nodes;
+        p->root = kwg_arc(self->nodes[0]);
+        p->rules = r;
+        memcpy(p->rack, rack, sizeof rack);
+        p->rack_left = rack_total;
+        p->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
+        p->rack_mask = 0;
         for (int k = 1; k <= r->alphabet; k++)
-            if (rack[k]) s->rack_mask |= (uint64_t)1 << k;
-        s->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
-        s->leaves = by_equity_rank ? &leaves : NULL;
-        s->out = &buf;
-        s->failed = 0;
-        s->steps = 0;
-        s->has_deadline = budget > 0.0;
-        s->deadline = deadline;
-        prepare_pass(s, r, board, dir);
-        if (s->root) run_pass(s);
-        failed = s->failed;
+            if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
+        p->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
+        p->leaves = by_equity_rank ? &leaves : NULL;
+        memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
+        memcpy(p->best_leave, best_leave, sizeof best_leave);
+        p->prune = limit >= 0 && !count_all;
+        p->out = &buf;
+        p->failed = 0;
+        p->steps = 0;
+        p->has_deadline = budget > 0.0;
+        p->deadline = deadline;
+        p->order_base = 0;
+        if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) prepare_pass(p, r, board, dir);
+    }
+    if (!s[0].root) {
+        /* an empty lexicon: no plays */
+    } else if (limit == 0 && !count_all) {
+        buf.pruned = 1; /* nothing wanted, nothing searched */
+    } else if (limit >= 0) {
+        failed = search_best_first(s, mode, &buf, by_equity_rank);
+    } else {
+        for (int dir = 0; dir < 2 && !failed; dir++)
+            if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
+                run_pass(&s[dir]);
+                failed = s[dir].failed;
+            }
     }
     if (!failed) {
-        ranked = by_equity_rank ? rank_by_equity(&buf, limit, &kept, &equities)
-                                : rank_moves(&buf, limit, &kept);
+        uint64_t *orders = NULL;
+        if (limit >= 0)
+            ranked = rank_ordered(&buf, limit, by_equity_rank, &kept, &equities, &orders);
+        else
+            ranked = by_equity_rank ? rank_by_equity(&buf, limit, &kept, &equities)
+                                    : rank_moves(&buf, limit, &kept);
+        free(orders);
         if (!ranked) failed = FAIL_MEMORY;
     }
     Py_END_ALLOW_THREADS
@@ -1022,19 +1345,22 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         PyErr_NoMemory();
         goto out;
     }
+    Py_ssize_t found = (Py_ssize_t)buf.total;
+    PyObject *complete = buf.pruned ? Py_False : Py_True;
     PyObject *records = PyBytes_FromStringAndSize((const char *)ranked, (Py_ssize_t)(kept * sizeof(MoveRecord)));
     if (records && by_equity_rank) {
         PyObject *eq = PyBytes_FromStringAndSize((const char *)equities, (Py_ssize_t)(kept * sizeof(float)));
-        result = eq ? Py_BuildValue("NnN", records, (Py_ssize_t)buf.total, eq) : NULL;
+        result = eq ? Py_BuildValue("NnON", records, found, complete, eq) : NULL;
         if (!eq) Py_DECREF(records);
     } else if (records) {
-        result = Py_BuildValue("Nn", records, (Py_ssize_t)buf.total);
+        result = Py_BuildValue("NnO", records, found, complete);
     }
 out:
     free(ranked);
     free(equities);
     free(buf.items);
     free(buf.equity);
+    free(buf.order);
     if (step_view.buf) PyBuffer_Release(&step_view);
     if (value_view.buf) PyBuffer_Release(&value_view);
     free(s);

@@ -125,18 +125,30 @@ def _cell_text(rules) -> tuple[str, ...]:
 class MoveList(Sequence):
     """Ranked moves, best first; entries become Move objects only when read."""
 
-    __slots__ = ("board", "total", "_records", "_extra", "_count", "_equities", "_order", "_limit")
+    __slots__ = (
+        "board",
+        "total",
+        "generated",
+        "_records",
+        "_extra",
+        "_count",
+        "_equities",
+        "_order",
+        "_limit",
+    )
 
     def __init__(
         self,
         board: Board,
         records: bytes,
-        total: int,
+        total: int | None,
         extra: tuple[Move, ...] = (),
         equities: bytes | None = None,
+        generated: int | None = None,
     ):
         self.board = board
-        self.total = total  # plays found before any limit
+        self.total = total  # every play in the position; None when a limit skipped some
+        self.generated = total if generated is None else generated  # plays the search made
         self._records = records
         self._extra = extra
         self._count = len(records) // RECORD.size

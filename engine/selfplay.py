@@ -41,7 +41,7 @@ class Greedy:
 
     def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
         moves = solver.generate_moves(board, rack, limit=1)
-        self.plays_generated += moves.total
+        self.plays_generated += moves.generated
         return moves[0] if len(moves) else None
 
 
@@ -62,7 +62,7 @@ class EquityPlayer:
             leaves=self.leaves,
             include_exchanges=bag_size >= solver.rules.rack_size,
         )
-        self.plays_generated += moves.total
+        self.plays_generated += moves.generated
         return moves[0] if len(moves) else None
 
 

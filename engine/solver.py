@@ -55,14 +55,17 @@ class Solver:
         rank: str = "score",
         leaves: Leaves | None = None,
         budget: float | None = None,
+        count_all: bool = False,
     ) -> MoveList:
         """Every legal play for `rack` on `board`, once each, ranked best first.
 
-        mode: "both", "across" or "down". limit: keep only the top N (the rest are not
-        ranked, and memory stays near 2N records). include_exchanges: add every distinct
+        mode: "both", "across" or "down". limit: keep only the top N, found best-first: the
+        search skips whatever cannot rank (`total` is then None unless nothing was skipped),
+        and memory stays near 2N records. include_exchanges: add every distinct
         exchange and the pass (score 0). rank: "score", or "equity" (score + value of the
         tiles kept, from `leaves`). budget: seconds the search may take; WorkLimitError
-        past it (None: no limit).
+        past it (None: no limit). count_all: with a limit, still search every play, so that
+        `total` counts them (as slow as no limit, as little memory as the limit).
         """
         self._check_board(board)
         tiles = parse_rack(self.rules, rack)
@@ -86,12 +89,24 @@ class Solver:
         try:
             if rank == "equity":
                 steps, values = leaves.table(tiles)
-                records, total, equities = self._generator.generate(
-                    board.cells, bytes(counts), MODES[mode], limit_c, steps, values, budget_c
+                records, found, complete, equities = self._generator.generate(
+                    board.cells,
+                    bytes(counts),
+                    MODES[mode],
+                    limit_c,
+                    steps,
+                    values,
+                    budget_c,
+                    count_all,
                 )
             else:
-                records, total = self._generator.generate(
-                    board.cells, bytes(counts), MODES[mode], limit_c, budget=budget_c
+                records, found, complete = self._generator.generate(
+                    board.cells,
+                    bytes(counts),
+                    MODES[mode],
+                    limit_c,
+                    budget=budget_c,
+                    count_all=count_all,
                 )
                 equities = None
         except TimeoutError:
@@ -101,7 +116,7 @@ class Solver:
         extra = ()
         if include_exchanges and tiles:
             extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None)
-        moves = MoveList(board, records, total, extra, equities)
+        moves = MoveList(board, records, found if complete else None, extra, equities, found)
         if limit is not None and len(moves) > limit:
             moves.top(limit)
         return moves

@@ -91,7 +91,7 @@ def test_analyze_text_and_json(capsys, magpie_twl06):
     kwg = str(data_path("kwg", "TWL06.kwg"))
     assert main(["analyze", "--cgp", cgp, "--lexicon", kwg, "--top", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("Rack CGILLRS: top 3 of 275 plays")
+    assert out[0].startswith("Rack CGILLRS: the top 3 plays")
     assert out[1].split() == ["1.", "H10", "(G)RILLS", "24"]
     assert main(["analyze", "--cgp", cgp, "--lexicon", kwg, "--json", "--mode", "across"]) == 0
     plays = json.loads(capsys.readouterr().out)
@@ -110,5 +110,5 @@ def test_analyze_cyrillic(capsys, ruleset):
         == 0
     )
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("Rack ЕЖИКЛМН: top 5 of ")
+    assert out[0].startswith("Rack ЕЖИКЛМН: the top 5 plays")
     assert len(out) == 6 and all(any("А" <= ch <= "я" for ch in line) for line in out[1:])

@@ -86,4 +86,4 @@ def _work_done(result: dict) -> tuple[int, int]:
     if "games" in result:
         return sum(g["turns"] for g in result["games"]), sum(g["plays"] for g in result["games"])
     singles = result["results"] if "results" in result else [result]
-    return len(singles), sum(r.get("total", 0) for r in singles)
+    return len(singles), sum(r.get("total", len(r.get("moves", ()))) for r in singles)

@@ -1,0 +1,175 @@
+"""Top-N by best-first search equals the head of the full ranking.
+
+With a limit the generator visits anchors highest shadow bound first and skips every
+anchor (and left-part length) whose bound cannot beat the N-th play found. The oracle is
+the same generator without a limit (itself checked against the brute-force enumerator in
+test_movegen_oracle): for every N, the top N must be its first N, same plays, same order
+(ties in generation order), same scores and equities, on real positions of all three
+rulesets, blanks and all.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import Board, Lexicon, Ruleset, Solver
+from engine.gcg import read_gcg, replay
+from engine.leaves import Leaves
+from engine.legality import random_rack
+from engine.selfplay import play_game
+
+from .conftest import ROOT, data_path
+from .test_gcg import english_files
+
+BUILD = ROOT / "dictionaries" / "build"
+SIZES = (1, 2, 3, 5, 10, 40)
+
+
+@cache
+def solver_for(name: str) -> Solver:
+    rules = Ruleset.load(name)
+    path = data_path("kwg", "TWL06.kwg") if name == "english" else BUILD / f"{name}.kwg"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: `make test` builds it (dictionaries/fetch.py)")
+    return Solver(Lexicon.open(path, rules), rules)
+
+
+@cache
+def positions(name: str) -> tuple[Board, ...]:
+    """Every board of two seeded self-play games: openings to endgames."""
+    solver = solver_for(name)
+    boards = []
+    for seed in (11, 12):
+        board = Board.empty(solver.rules)
+        for turn in play_game(solver, seed, check=False).turns:
+            boards.append(board)
+            if turn.move.placed:
+                board = board.apply(turn.move.placed)
+    return tuple(boards)
+
+
+def assert_head(solver: Solver, board: Board, rack: str, n: int, mode: str = "both", **rank):
+    full = solver.generate_moves(board, rack, mode=mode, **rank)
+    top = solver.generate_moves(board, rack, mode=mode, limit=n, **rank)
+    where = f"rack {rack}, N={n}, mode {mode}\n{board.render()}"
+    assert [(m.notation, m.score) for m in top] == [(m.notation, m.score) for m in full[:n]], where
+    assert top.equities() == (full.equities()[:n] if full.equities() is not None else None)
+    assert top.total in (None, full.total) and top.generated <= full.total
+    return full, top
+
+
+@pytest.mark.parametrize("name", ["english", "russian", "erudit"])
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_top_n_is_the_head_of_the_full_ranking(name, data):
+    solver = solver_for(name)
+    boards = positions(name)
+    board = boards[data.draw(st.integers(0, len(boards) - 1), label="position")]
+    rng = random.Random(data.draw(st.integers(0, 10**9), label="seed"))
+    rack = random_rack(board, rng)
+    if data.draw(st.booleans(), label="blank") and solver.rules.blanks:
+        rack = rack[:-1] + "?"
+    n = data.draw(st.sampled_from(SIZES), label="N")
+    mode = data.draw(st.sampled_from(["both", "both", "across", "down"]), label="mode")
+    assert_head(solver, board, rack, n, mode)
+
+
+@settings(max_examples=80, deadline=None)
+@given(index=st.integers(0, 10**6), seed=st.integers(0, 10**9), n=st.sampled_from(SIZES))
+def test_top_n_by_equity_is_the_head_of_the_full_ranking(index, seed, n):
+    solver = solver_for("english")
+    leaves = twl06_leaves()
+    boards = positions("english")
+    board = boards[index % len(boards)]
+    rack = random_rack(board, random.Random(seed))
+    if seed % 3 == 0:
+        rack = rack[:-2] + "??"
+    assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
+
+
+@cache
+def twl06_leaves() -> Leaves:
+    return Leaves.open(data_path("kwg", "TWL06.klv2"), Ruleset.load("english"))
+
+
+def test_leave_values_larger_than_scores_still_bound_equity():
+    """Leaves worth far more (or less) than any play: the equity bound adds the best leave
+    for the number of tiles played, so big leave values cannot hide a better play."""
+    solver = solver_for("english")
+    rules = solver.rules
+    rng = random.Random(5)
+    boards = positions("english")
+    for trial in range(40):
+        rack = random_rack(boards[trial * 3 % len(boards)], rng)
+        tiles = sorted(0 if ch == "?" else rules.letter_index[ch] for ch in rack)
+        values = {}
+        for mask in range(1, 1 << len(tiles)):
+            kept = tuple(sorted(t for i, t in enumerate(tiles) if mask >> i & 1))
+            values[kept] = rng.choice([-200.0, -3.5, 0.0, 7.25, 150.0, 400.0])
+        leaves = Leaves(Leaves.to_bytes(values), rules)
+        board = boards[trial * 3 % len(boards)]
+        for n in (1, 4):
+            assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
+
+
+def test_ties_keep_generation_order():
+    """Openings are full of equal scores (across and down mirror each other): the top N
+    cut through ties exactly where the full ranking does."""
+    solver = solver_for("english")
+    empty = Board.empty(solver.rules)
+    for rack in ("AEINRST", "EEIOUAA", "QI", "AB", "DEGORV?", "??"):
+        full = solver.generate_moves(empty, rack)
+        scores = full.scores()
+        tied = [n for n in range(1, min(len(scores), 60)) if scores[n - 1] == scores[n]]
+        for n in tied[:15] + [1, len(scores)]:
+            assert_head(solver, empty, rack, n)
+
+
+def test_best_play_of_every_recorded_turn():
+    """Each position of the real game records (the racks the players held): the best play
+    found best-first is the head of the full list."""
+    solver = solver_for("english")
+    checked = 0
+    for path in english_files():
+        for turn in replay(read_gcg(path), solver.rules):
+            rack = turn.event.rack
+            if not rack:
+                continue
+            full = solver.generate_moves(turn.board, rack)
+            top = solver.generate_moves(turn.board, rack, limit=1)
+            assert [m.notation for m in top] == [m.notation for m in full[:1]], path.name
+            checked += 1
+    assert checked > 200
+
+
+def test_pruning_skips_work():
+    """The point of it: on the two-blank bench position the best play is found after
+    generating a small part of the 158,705 plays."""
+    solver = solver_for("english")
+    line = [
+        ln
+        for ln in data_path("bench", "positions.cgp").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ][6]
+    board = Board.from_cgp(solver.rules, line)
+    rack = line.split()[1].split("/")[0]
+    top = solver.generate_moves(board, rack, limit=1)
+    assert top[0].score == 122 and top.total is None
+    assert top.generated < 158_705 // 10
+
+
+def test_count_all_searches_everything_under_a_limit():
+    """A request for every play under a server's cap: the list is cut, the count is not."""
+    solver = solver_for("english")
+    board = positions("english")[9]
+    rack = random_rack(board, random.Random(3))
+    full = solver.generate_moves(board, rack)
+    for n in (0, 1, 25):
+        top = solver.generate_moves(board, rack, limit=n, count_all=True)
+        assert top.total == top.generated == full.total
+        assert [m.notation for m in top] == [m.notation for m in full[:n]]

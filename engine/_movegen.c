@@ -413,6 +413,11 @@ static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile)
 
 static int compact(MoveBuf *buf, int by_equity);
 
+/* Whether a tile from the rack can go on the empty square `idx` after `list`. */
+static inline int can_place(const Search *s, uint32_t list, int idx) {
+    return s->rack_left && (list_children(s, list) & s->cross[idx] & playable(s));
+}
+
 /* Whether a play ranks above the worst kept one: higher score (or equity), or equal and
  * earlier in generation order. */
 static inline int beats_floor(const MoveBuf *b, int by_equity, int32_t score, float equity,
@@ -539,7 +544,13 @@ static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally 
                 if (cross >= 0) u.cross += (cross + points * lm) * wm;
                 take_tile(s, from);
                 s->placed[col] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
-                extend_right(s, child, col + 1, acc, u);
+                /* an empty square next: emit here, and go on only if a tile can go there */
+                if (col + 1 < s->cols && s->cells[idx + 1] == 0) {
+                    if (acc) emit(s, col + 1, u);
+                    if (can_place(s, child, idx + 1)) extend_right(s, child, col + 1, 0, u);
+                } else {
+                    extend_right(s, child, col + 1, acc, u);
+                }
                 s->placed[col] = 0;
                 return_tile(s, from);
             }
@@ -554,10 +565,8 @@ static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally 
     }
 }
 
-/* LeftPart [AJ88]: every prefix from the rack of up to `limit` tiles, each extended to
- * the right through the anchor. The prefix's squares are fixed only once its length is. */
-static void left_part(Search *s, uint32_t list, int limit) {
-    if (s->failed) return;
+/* The left part in s->left is complete: lay it left of the anchor and extend right. */
+static void extend_from_left_part(Search *s, uint32_t list) {
     int start = s->anchor_col - s->left_len;
     Tally t = {0, 1, 0, s->left_len};
     for (int i = 0; i < s->left_len; i++) {
@@ -567,11 +576,21 @@ static void left_part(Search *s, uint32_t list, int limit) {
         t.mult *= s->wm[idx];
     }
     s->start_col = start;
+    extend_right(s, list, s->anchor_col, 0, t);
+}
+
+/* LeftPart [AJ88]: every prefix from the rack of up to `limit` tiles, each extended to
+ * the right through the anchor (when a rack tile can go on the anchor after it). The
+ * prefix's squares are fixed only once its length is. */
+static void left_part(Search *s, uint32_t list, int limit) {
+    if (s->failed) return;
     int by_equity = s->leaves != NULL;
-    if (!s->prune || could_rank(s->out, by_equity, s->left_bound[s->left_len], s->order_base))
-        extend_right(s, list, s->anchor_col, 0, t);
-    else
-        s->out->pruned = 1;
+    if (can_place(s, list, s->row * s->cols + s->anchor_col)) {
+        if (!s->prune || could_rank(s->out, by_equity, s->left_bound[s->left_len], s->order_base))
+            extend_from_left_part(s, list);
+        else
+            s->out->pruned = 1;
+    }
     if (limit == 0 || list == 0 || s->rack_left <= 1) return;
     if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[s->left_len + 1], s->order_base)) {
         s->out->pruned = 1;

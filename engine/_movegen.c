@@ -369,7 +369,7 @@ typedef struct {
     int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
     const LeaveTable *leaves;           /* NULL: rank by score */
     int32_t tile_desc[MAX_RACK];        /* values of the rack's tiles, highest first (blank 0) */
-    float best_leave[MAX_RACK + 1];     /* by tiles played: best leave value (0 by score) */
+    float best_leave[MAX_RACK + 1];     /* best leave value playing 1..k tiles (0 by score) */
     int prune;                          /* best-first search: skip what cannot rank */
     float left_bound[MAX_RACK + 1];     /* this anchor: bound of plays with l left tiles */
     float deeper_bound[MAX_RACK + 2];   /* ... and with l or more (suffix maxima) */
@@ -700,45 +700,44 @@ static int left_room(const Search *s, int row, int col) {
     return room < s->rack_left - 1 ? room : s->rack_left - 1;
 }
 
-/* The squares a play would fill, as the shadow bound sees them. */
+/* A square a play may fill, as the shadow bound sees it. */
 typedef struct {
-    int k;                 /* squares to fill */
-    int32_t board_sum;     /* points of the tiles already on the board in the main word */
-    int32_t word_mult;     /* product of the word premiums under the squares to fill */
-    int32_t cross_sum;     /* cross_score * word premium, over squares with a cross-word */
-    int32_t lm[MAX_RACK], wm[MAX_RACK];
-    uint8_t has_cross[MAX_RACK];
-} Span;
+    int32_t lm, wm;
+    int32_t cross;     /* cross_score * wm: the cross-word's board tiles, when there is one */
+    int32_t has_cross; /* 1 when a cross-word forms there */
+} Square;
 
-static inline void span_fill(Span *sp, const Search *s, int idx) {
-    sp->lm[sp->k] = s->lm[idx];
-    sp->wm[sp->k] = s->wm[idx];
-    sp->has_cross[sp->k] = s->cross_score[idx] >= 0;
-    sp->word_mult *= s->wm[idx];
-    if (s->cross_score[idx] >= 0) sp->cross_sum += s->cross_score[idx] * s->wm[idx];
-    sp->k++;
+static inline Square square_at(const Search *s, int idx) {
+    int has = s->cross_score[idx] >= 0;
+    return (Square){s->lm[idx], s->wm[idx], has ? s->cross_score[idx] * s->wm[idx] : 0, has};
 }
 
-/* The most a play filling exactly these squares could score (or be worth): each square
- * weighs its tile by letter premium times the word premium, plus letter times word premium
- * again when it makes a cross-word; the rack's highest tiles on the heaviest squares
- * (rearrangement inequality) bound every assignment, whatever the lexicon allows. */
-static float span_bound(const Search *s, const Span *sp) {
-    int32_t weight[MAX_RACK];
-    for (int i = 0; i < sp->k; i++) {
-        int32_t w = sp->lm[i] * sp->word_mult + (sp->has_cross[i] ? sp->lm[i] * sp->wm[i] : 0);
+/* The most a play filling exactly these k squares could score (or be worth), with
+ * `board_sum` points of board tiles in its main word. Each square weighs its tile by letter
+ * premium times the word premium, plus letter times word premium again when it makes a
+ * cross-word; the rack's highest tiles on the heaviest squares (rearrangement inequality)
+ * bound every assignment, whatever the lexicon allows. */
+static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum) {
+    int32_t mult = 1, cross = 0, weight[MAX_RACK];
+    for (int i = 0; i < k; i++) mult *= sq[i].wm;
+    for (int i = 0; i < k; i++) {
+        int32_t w = sq[i].lm * (mult + sq[i].has_cross * sq[i].wm);
         int j = i;
         for (; j > 0 && weight[j - 1] < w; j--) weight[j] = weight[j - 1];
         weight[j] = w;
+        cross += sq[i].cross;
     }
-    int32_t score = sp->board_sum * sp->word_mult + sp->cross_sum;
-    for (int i = 0; i < sp->k; i++) score += weight[i] * s->tile_desc[i];
-    if (sp->k == s->rules->rack_size) score += s->rules->bingo;
-    return (float)score + s->best_leave[sp->k];
+    int32_t score = board_sum * mult + cross;
+    for (int i = 0; i < k; i++) score += weight[i] * s->tile_desc[i];
+    if (k == s->rules->rack_size) score += s->rules->bingo;
+    return (float)score + s->best_leave[k]; /* the best leave of up to k tiles played */
 }
 
-/* Shadow bound (MAGPIE's "shadow playing"): over every span of squares a play at this
- * anchor could cover, the span bound above. best[l] bounds the plays whose left part has
+/* Shadow bound (MAGPIE's "shadow playing"): the span bound above, taken over every span of
+ * squares a play at this anchor could cover. Every term of it grows with the span, so for
+ * each length l of the left part only the longest span counts: l squares left of the
+ * anchor, then rightwards until the rack is spent or a square bars every rack tile (with
+ * the board tiles just after the last one). best[l] bounds the plays whose left part has
  * l tiles from the rack (index 0 only when the left part is on the board); returns the
  * largest, -INFINITY when no play fits. */
 static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_RACK + 1]) {
@@ -752,25 +751,36 @@ static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_R
     } else {
         room = left_room(s, row, anchor);
     }
+    /* line[MAX_RACK - l .. MAX_RACK + r - 1]: l left squares, then r right ones */
+    Square line[2 * MAX_RACK];
+    for (int l = 1; l <= room; l++) line[MAX_RACK - l] = square_at(s, base + anchor - l);
+    /* board points and tiles from the anchor up to the (j+1)-th empty square on the right */
+    int32_t board_upto[MAX_RACK + 1];
+    int tiles_upto[MAX_RACK + 1];
+    int right = 0, tiles = 0;
+    int32_t points = 0;
+    for (int c = anchor; c < s->cols; c++) {
+        int idx = base + c;
+        if (s->cells[idx]) {
+            points += tile_points(s->rules, s->cells[idx]);
+            tiles++;
+            continue;
+        }
+        board_upto[right] = points;
+        tiles_upto[right] = tiles;
+        if (right == s->rack_left || !(s->cross[idx] & can)) break;
+        line[MAX_RACK + right++] = square_at(s, idx);
+        board_upto[right] = points; /* in case the row ends next */
+        tiles_upto[right] = tiles;
+    }
+    board_upto[right] = points;
+    tiles_upto[right] = tiles;
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
-        Span sp = {.board_sum = on_left, .word_mult = 1};
-        for (int c = anchor - l; c < anchor; c++) span_fill(&sp, s, base + c);
-        best[l] = -INFINITY;
-        for (int c = anchor; c < s->cols; c++) {
-            int idx = base + c;
-            if (s->cells[idx]) {
-                sp.board_sum += tile_points(s->rules, s->cells[idx]);
-            } else {
-                if (sp.k == s->rack_left || !(s->cross[idx] & can)) break;
-                span_fill(&sp, s, idx);
-            }
-            int ends = c + 1 == s->cols || !s->cells[idx + 1];
-            if (ends && left_len + l + c - anchor + 1 >= 2) {
-                float b = span_bound(s, &sp);
-                if (b > best[l]) best[l] = b;
-            }
-        }
+        int r = s->rack_left - l < right ? s->rack_left - l : right;
+        best[l] = r >= 1 && left_len + l + r + tiles_upto[r] >= 2
+                      ? span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r])
+                      : -INFINITY;
         if (best[l] > top) top = best[l];
     }
     return top;
@@ -825,7 +835,7 @@ static void run_pass(Search *s) {
 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
  * ranking by equity, the best leave value left after playing k tiles, over every part of
- * the rack of size k, keyed exactly as emit() keys it. */
+ * the rack of size 1..k, keyed exactly as emit() keys it. */
 static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
                         int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1]) {
     int n = 0;
@@ -856,6 +866,9 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
         if (d == distinct) break;
         used[d]++;
     }
+    /* a span of k squares also bounds plays of fewer tiles: keep the best of 1..k */
+    for (int k = 2; k <= MAX_RACK; k++)
+        if (best_leave[k - 1] > best_leave[k]) best_leave[k] = best_leave[k - 1];
 }
 
 typedef struct {

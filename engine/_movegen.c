@@ -342,7 +342,7 @@ typedef struct {
 typedef struct {
     int rows, cols, alphabet, rack_size, bingo, centre_row, centre_col;
     int32_t values[MAX_LETTERS + 1]; /* by tile; [0] = 0 for blanks */
-    uint8_t lm[MAX_CELLS], wm[MAX_CELLS];
+    uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
 } Rules;
 
 /* Everything LeftPart/ExtendRight read and write, for one pass over one orientation.
@@ -354,7 +354,7 @@ typedef struct {
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
     uint8_t cells[MAX_CELLS];
-    uint8_t lm[MAX_CELLS], wm[MAX_CELLS];
+    const uint8_t *lm, *wm;             /* the rules' premiums for this orientation */
     uint64_t cross[MAX_CELLS];          /* letters the perpendicular word allows */
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
@@ -616,37 +616,43 @@ static void left_part(Search *s, uint32_t list, int limit) {
 }
 
 /* Lay the board out for one pass (transposed for down plays), then compute anchors,
- * cross-sets and cross-scores from the perpendicular (vertical) words. */
+ * cross-sets and cross-scores from the perpendicular (vertical) words. Squares are found
+ * from per-row occupancy bits: only squares under or over a tile need a cross-set. */
 static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir) {
     s->dir = dir;
     s->rows = dir ? r->cols : r->rows;
     s->cols = dir ? r->rows : r->cols;
-    for (int row = 0; row < s->rows; row++)
-        for (int col = 0; col < s->cols; col++) {
-            int src = dir ? col * r->cols + row : row * r->cols + col;
-            int dst = row * s->cols + col;
-            s->cells[dst] = board[src];
-            s->lm[dst] = r->lm[src];
-            s->wm[dst] = r->wm[src];
-        }
+    s->lm = r->lm[dir];
+    s->wm = r->wm[dir];
+    const int cells = s->rows * s->cols;
+    if (dir) {
+        for (int row = 0; row < s->rows; row++)
+            for (int col = 0; col < s->cols; col++) s->cells[row * s->cols + col] = board[col * r->cols + row];
+    } else {
+        memcpy(s->cells, board, (size_t)cells);
+    }
     uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    uint32_t occupied[MAX_SIDE], full = (uint32_t)((1u << s->cols) - 1);
     int any_tile = 0;
-    for (int row = 0; row < s->rows; row++)
-        for (int col = 0; col < s->cols; col++) {
-            int idx = row * s->cols + col;
-            s->anchor[idx] = 0;
-            s->cross[idx] = all;
-            s->cross_score[idx] = -1;
-            if (s->cells[idx]) {
-                any_tile = 1;
-                continue;
-            }
-            int up = row > 0 && s->cells[idx - s->cols];
-            int down = row + 1 < s->rows && s->cells[idx + s->cols];
-            int left = col > 0 && s->cells[idx - 1];
-            int right = col + 1 < s->cols && s->cells[idx + 1];
-            s->anchor[idx] = (uint8_t)(up || down || left || right);
-            if (!up && !down) continue;
+    for (int row = 0; row < s->rows; row++) {
+        uint32_t bits = 0;
+        for (int col = 0; col < s->cols; col++) bits |= (uint32_t)(s->cells[row * s->cols + col] != 0) << col;
+        occupied[row] = bits;
+        any_tile |= bits != 0;
+    }
+    for (int idx = 0; idx < cells; idx++) {
+        s->cross[idx] = all;
+        s->cross_score[idx] = -1;
+    }
+    memset(s->anchor, 0, (size_t)cells);
+    for (int row = 0; row < s->rows; row++) {
+        uint32_t here = occupied[row];
+        uint32_t vertical = (row > 0 ? occupied[row - 1] : 0) | (row + 1 < s->rows ? occupied[row + 1] : 0);
+        uint32_t empty = ~here & full;
+        uint32_t anchors = empty & (vertical | ((here << 1) & full) | (here >> 1));
+        for (uint32_t a = anchors; a; a &= a - 1) s->anchor[row * s->cols + __builtin_ctz(a)] = 1;
+        for (uint32_t x = empty & vertical; x; x &= x - 1) {
+            int col = __builtin_ctz(x), idx = row * s->cols + col;
             int top = row, bottom = row;
             while (top > 0 && s->cells[(top - 1) * s->cols + col]) top--;
             while (bottom + 1 < s->rows && s->cells[(bottom + 1) * s->cols + col]) bottom++;
@@ -682,6 +688,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
             s->cross[idx] = mask & all;
             s->cross_score[idx] = score;
         }
+    }
     if (!any_tile) {
         int cr = dir ? r->centre_col : r->centre_row, cc = dir ? r->centre_row : r->centre_col;
         s->anchor[cr * s->cols + cc] = 1;
@@ -787,8 +794,9 @@ static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_R
 }
 
 /* Every play whose leftmost anchor is (row, col): the left part read from the board, or
- * every left part from the rack, each extended right [AJ88]. */
-static void search_anchor(Search *s, int row, int col) {
+ * every left part from the rack, each extended right [AJ88]. bounds: the anchor's shadow
+ * bounds by left-part length, when searching best-first (else NULL). */
+static void search_anchor(Search *s, int row, int col, const float *bounds) {
     int idx = row * s->cols + col;
     s->row = row;
     s->anchor_col = col;
@@ -811,7 +819,7 @@ static void search_anchor(Search *s, int row, int col) {
     } else {
         int room = left_room(s, row, col);
         if (s->prune) {
-            anchor_bound(s, row, col, s->left_bound);
+            memcpy(s->left_bound, bounds, (size_t)(room + 1) * sizeof *bounds);
             s->deeper_bound[room + 1] = -INFINITY;
             for (int l = room; l >= 0; l--)
                 s->deeper_bound[l] = s->left_bound[l] > s->deeper_bound[l + 1] ? s->left_bound[l]
@@ -830,7 +838,7 @@ static inline int can_start(const Search *s, int idx) {
 static void run_pass(Search *s) {
     for (int row = 0; row < s->rows && !s->failed; row++)
         for (int col = 0; col < s->cols && !s->failed; col++)
-            if (can_start(s, row * s->cols + col)) search_anchor(s, row, col);
+            if (can_start(s, row * s->cols + col)) search_anchor(s, row, col, NULL);
 }
 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
@@ -874,6 +882,7 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
 typedef struct {
     float bound;
     uint32_t ordinal; /* dir * MAX_CELLS + oriented square: generation order */
+    uint32_t slot;    /* its bounds by left-part length */
 } AnchorRef;
 
 static int by_bound(const void *a, const void *b) {
@@ -886,7 +895,9 @@ static int by_bound(const void *a, const void *b) {
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
 static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity) {
     AnchorRef refs[2 * MAX_CELLS];
-    float scratch[MAX_RACK + 1];
+    /* per anchor found, its bounds by left-part length (2 * MAX_CELLS * 68 bytes) */
+    float(*bounds)[MAX_RACK + 1] = malloc(2 * MAX_CELLS * sizeof *bounds);
+    if (!bounds) return FAIL_MEMORY;
     size_t n = 0;
     for (int dir = 0; dir < 2; dir++) {
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
@@ -895,17 +906,23 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             for (int col = 0; col < s->cols; col++) {
                 int idx = row * s->cols + col;
                 if (!can_start(s, idx)) continue;
-                float bound = anchor_bound(s, row, col, scratch);
-                if (bound > -INFINITY) refs[n++] = (AnchorRef){bound, (uint32_t)(dir * MAX_CELLS + idx)};
+                float bound = anchor_bound(s, row, col, bounds[n]);
+                if (bound > -INFINITY) {
+                    refs[n] = (AnchorRef){bound, (uint32_t)(dir * MAX_CELLS + idx), (uint32_t)n};
+                    n++;
+                }
             }
     }
     qsort(refs, n, sizeof *refs, by_bound);
     size_t keep = (size_t)buf->keep;
-    for (size_t i = 0; i < n; i++) {
+    int failed = 0;
+    for (size_t i = 0; i < n && !failed; i++) {
         /* refresh the floor: the N-th best so far */
         if (keep && buf->count >= keep && (!buf->has_floor || buf->count - keep > keep / 4) &&
-            compact(buf, by_equity) < 0)
-            return FAIL_MEMORY;
+            compact(buf, by_equity) < 0) {
+            failed = FAIL_MEMORY;
+            break;
+        }
         uint64_t first = (uint64_t)refs[i].ordinal << ORDER_ANCHOR_SHIFT;
         if (passes[0].prune && !could_rank(buf, by_equity, refs[i].bound, first)) {
             buf->pruned = 1; /* nor can any later one */
@@ -913,10 +930,11 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         }
         Search *s = &passes[refs[i].ordinal / MAX_CELLS];
         int idx = (int)(refs[i].ordinal % MAX_CELLS);
-        search_anchor(s, idx / s->cols, idx % s->cols);
-        if (s->failed) return s->failed;
+        search_anchor(s, idx / s->cols, idx % s->cols, bounds[refs[i].slot]);
+        failed = s->failed;
     }
-    return 0;
+    free(bounds);
+    return failed;
 }
 
 /* Rank by score, descending; ties keep generation order (row, anchor, lexicon order),
@@ -1150,8 +1168,13 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     Py_DECREF(seq);
     int cells = r->rows * r->cols;
-    if (read_grid(lm, r->lm, cells, "letter_mult", 4) < 0) return -1;
-    if (read_grid(wm, r->wm, cells, "word_mult", 4) < 0) return -1;
+    if (read_grid(lm, r->lm[0], cells, "letter_mult", 4) < 0) return -1;
+    if (read_grid(wm, r->wm[0], cells, "word_mult", 4) < 0) return -1;
+    for (int row = 0; row < r->cols; row++) /* the down pass reads the board transposed */
+        for (int col = 0; col < r->rows; col++) {
+            r->lm[1][row * r->rows + col] = r->lm[0][col * r->cols + row];
+            r->wm[1][row * r->rows + col] = r->wm[0][col * r->cols + row];
+        }
     if (self->has_kwg) {
         PyBuffer_Release(&self->kwg);
         self->has_kwg = 0;

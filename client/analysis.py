@@ -375,10 +375,9 @@ def analyze_position(
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
     generated = time.perf_counter() - started
     truncated = capped and moves.total is not None and moves.total > limit
-    entries = []
-    for move in moves:
-        breakdown = None
-        if options.breakdown:
+    if options.breakdown:
+        entries = []
+        for move in moves:
             breakdown = {"words": [], "bingo": 0}
             if move.kind == "play":
                 score = solver.score_play(board, move.play())
@@ -386,7 +385,9 @@ def analyze_position(
                     "words": [[w.word, w.coordinate, w.score] for w in score.words],
                     "bingo": score.bingo,
                 }
-        entries.append(p.move_entry(move, breakdown))
+            entries.append(p.move_entry(move, breakdown))
+    else:  # straight from the packed records, no Move objects
+        entries = [p.entry_from_fields(f) for f in moves.fields()]
     out = {"ok": True, "moves": entries, "timings": {"generate_us": round(generated * 1e6, 1)}}
     if moves.total is not None:
         out["total"] = moves.total

@@ -96,14 +96,20 @@ class Board:
             raise InputError(
                 f"CGP board has {len(lines)} rows; the {rules.name} board has {rules.rows}"
             )
+        rows = _CGP_ROWS.setdefault(rules, {})
+        if len(rows) > _CGP_ROWS_KEPT:
+            rows.clear()
         cells = bytearray()
         for r, line in enumerate(lines, 1):
-            row = _parse_cgp_row(rules, line, r)
-            if len(row) != rules.cols:
-                raise InputError(
-                    f"CGP board row {r} ({line!r}) has {len(row)} squares; the {rules.name} "
-                    f"board has {rules.cols}"
-                )
+            row = rows.get(line)
+            if row is None:
+                row = _parse_cgp_row(rules, line, r)
+                if len(row) != rules.cols:
+                    raise InputError(
+                        f"CGP board row {r} ({line!r}) has {len(row)} squares; the {rules.name} "
+                        f"board has {rules.cols}"
+                    )
+                rows[line] = bytes(row)
             cells += row
         return cls(rules, cells)
 
@@ -235,6 +241,12 @@ def square_label(row: int, col: int, direction: str = ACROSS) -> str:
     """GCG coordinate: '8D' for an across play, 'D8' for a down play (0-based input)."""
     letter = chr(ord("A") + col)
     return f"{row + 1}{letter}" if direction == ACROSS else f"{letter}{row + 1}"
+
+
+# Parsed CGP rows by ruleset: rows repeat across the positions of a game and between games
+# (empty rows above all), so a batch parses each distinct row once. Bounded: cleared when full.
+_CGP_ROWS: dict[Ruleset, dict[str, bytes]] = {}
+_CGP_ROWS_KEPT = 50_000
 
 
 def _parse_cgp_row(rules: Ruleset, line: str, r: int) -> bytearray:

@@ -75,8 +75,15 @@ class Move:
 def decode(
     board: Board, record: bytes | memoryview, offset: int = 0, equity: float | None = None
 ) -> Move:
-    """A Move from the record at `offset` (the board is the one moves were made on).
-    Word, placed tiles and notation come out of one pass over the main word's squares."""
+    """A Move from the record at `offset` (the board is the one moves were made on)."""
+    label, score, row, col, direction, word, placed = fields(board, record, offset)
+    return Move(score, row, col, direction, word, placed, equity=equity, label=label)
+
+
+def fields(board: Board, record: bytes | memoryview, offset: int = 0) -> tuple:
+    """The record at `offset` as (notation, score, row, col, direction, word, placed),
+    without making a Move. Word, placed tiles and notation come out of one pass over the
+    main word's squares."""
     score, row, col, direction, length, tiles = RECORD.unpack_from(record, offset)
     text = _cell_text(board.rules)
     cells, cols = board.cells, board.rules.cols
@@ -103,9 +110,7 @@ def decode(
         notation.append(")")
     direction_name = ACROSS if direction == 0 else DOWN
     label = f"{square_label(row, col, direction_name)} {''.join(notation)}"
-    return Move(
-        score, row, col, direction_name, "".join(word), tuple(placed), equity=equity, label=label
-    )
+    return label, score, row, col, direction_name, "".join(word), tuple(placed)
 
 
 _CELL_TEXT: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -192,6 +197,19 @@ class MoveList(Sequence):
         equity = self._equities[index] if self._equities is not None else None
         return decode(self.board, self._records, index * RECORD.size, equity)
 
+    def fields(self) -> list[tuple]:
+        """Every entry, in list order, as (notation, score, row, col, direction, word,
+        placed): what a result needs, without making Move objects for the plays."""
+        out = []
+        for i in range(len(self)):
+            index = self._order[i] if self._order is not None else i
+            if index < 0 or index >= self._count:
+                m = self._extra[-1 - index] if index < 0 else self._extra[index - self._count]
+                out.append((m.notation, m.score, m.row, m.col, m.direction, m.word, m.placed))
+            else:
+                out.append(fields(self.board, self._records, index * RECORD.size))
+        return out
+
     def scores(self) -> list[int]:
         """Every score, in list order, without making Move objects."""
         out = [s for (s, *_rest) in RECORD.iter_unpack(self._records)]
@@ -240,4 +258,4 @@ def exchanges(rules, rack: tuple[int, ...], leaves=None) -> tuple[Move, ...]:
     return tuple(out)
 
 
-__all__ = ["Move", "MoveList", "decode", "exchanges", "BLANK_FLAG", "square_label"]
+__all__ = ["Move", "MoveList", "decode", "fields", "exchanges", "BLANK_FLAG", "square_label"]

@@ -1,20 +1,22 @@
 """Move generation benchmark on ../shared/data/bench/positions.cgp with TWL06.
 
-For each position: median time of all plays ranked and of the best play only (through
-the Python API, Move objects not read), plays found, and plays per second.
+For each position: median time of all plays ranked, of the top 10 and of the best play
+only (through the Python API, Move objects not read), by score; the same by equity with
+MAGPIE's leaves; and, in the same run, MAGPIE's own generator (../shared/peers/magpie,
+all plays sorted and best only, by equity) when its harness is there and runs here.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import re
+import subprocess
 from functools import partial
 
-from common import DATA, header
+from common import DATA, ROOT, header, median_time
 
 from engine import Lexicon, Ruleset, Solver, parse_cgp
-from engine.notation import parse_rack
+from engine.leaves import Leaves
 
 NAMES = [
     "JOSH2",
@@ -25,15 +27,37 @@ NAMES = [
     "VS_FRENTZ",
     "MANY_MOVES (2 blanks)",
 ]
+MAGPIE = ROOT.parent / "shared" / "peers" / "magpie"
 
 
-def timed(fn, runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+def magpie(mode: str, lines: list[str], runs: int) -> tuple[list[float] | None, str]:
+    """MAGPIE's median generation time per position (seconds), or None and why not."""
+    harness = MAGPIE / "bench_movegen"
+    if not harness.exists():
+        return None, f"MAGPIE harness absent ({harness})"
+    try:
+        done = subprocess.run(
+            [str(harness), "TWL06", "0", mode, str(runs), *lines],
+            cwd=MAGPIE,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"MAGPIE harness failed to run: {exc}"
+    if done.returncode != 0:
+        why = "illegal instruction: built for a CPU this one is not" if done.returncode in (
+            -4,
+            132,
+        ) else f"exit {done.returncode}: {done.stderr.strip()[:200]}"
+        return None, f"MAGPIE harness cannot run here ({why})"
+    times = [float(m) / 1e6 for m in re.findall(r"gen_median_us=([0-9.]+)", done.stdout)]
+    if mode == "all":
+        sorts = [float(m) / 1e6 for m in re.findall(r"sort_median_us=([0-9.]+)", done.stdout)]
+        times = [g + s for g, s in zip(times, sorts, strict=True)]
+    if len(times) != len(lines):
+        return None, "MAGPIE harness printed an unexpected report"
+    return times, "MAGPIE: ../shared/peers/magpie/bench_movegen, 0 = KWG movegen"
 
 
 def main() -> None:
@@ -45,30 +69,41 @@ def main() -> None:
     header("movegen: bench/positions.cgp, lexicon TWL06.kwg (MAGPIE's file)")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
-    lines = (DATA / "bench" / "positions.cgp").read_text().splitlines()
-    positions = [parse_cgp(rules, ln) for ln in lines if ln.strip() and not ln.startswith("#")]
+    leaves = Leaves.open(DATA / "kwg" / "TWL06.klv2", rules)
+    text = (DATA / "bench" / "positions.cgp").read_text().splitlines()
+    lines = [ln for ln in text if ln.strip() and not ln.startswith("#")]
+    positions = [parse_cgp(rules, ln) for ln in lines]
+    magpie_all, note = magpie("all", lines, 51)
+    magpie_best, _ = magpie("best", lines, 51)
+    print(f"# {note}")
     print(
-        f"{'position':<24}{'rack':<9}{'plays':>8}{'all ranked':>13}{'best only':>12}"
-        f"{'C call':>11}{'plays/s':>12}"
+        f"{'position':<24}{'plays':>8}{'all':>10}{'top 10':>10}{'best':>10}"
+        f"{'eq. all':>10}{'eq. best':>10}{'MAGPIE all':>12}{'MAGPIE best':>13}"
     )
-    for name, pos in zip(NAMES, positions, strict=True):
-        rack = pos.racks[0]
+    for i, (name, pos) in enumerate(zip(NAMES, positions, strict=True)):
+        rack, board = pos.racks[0], pos.board
         runs = max(5, args.runs // 20) if "2 blanks" in name else args.runs
-        moves = solver.generate_moves(pos.board, rack)
-        board = pos.board
-        all_ranked = timed(partial(solver.generate_moves, board, rack), runs)
-        best = timed(partial(solver.generate_moves, board, rack, limit=1), runs)
-        counts = bytearray(rules.size + 1)
-        for t in parse_rack(rules, rack):
-            counts[t] += 1
-        c_only = timed(partial(solver._generator.generate, board.cells, bytes(counts), 3, -1), runs)
+        plays = len(solver.generate_moves(board, rack))
+        gen = partial(solver.generate_moves, board, rack)
+        by_equity = partial(gen, rank="equity", leaves=leaves)
+        cells = [
+            median_time(gen, runs),
+            median_time(partial(gen, limit=10), runs),
+            median_time(partial(gen, limit=1), runs),
+            median_time(by_equity, runs),
+            median_time(partial(by_equity, limit=1), runs),
+        ]
+        theirs = [t[i] if t else None for t in (magpie_all, magpie_best)]
         print(
-            f"{name:<24}{rack:<9}{len(moves):>8}{fmt(all_ranked):>13}{fmt(best):>12}"
-            f"{fmt(c_only):>11}{len(moves) / all_ranked:>12,.0f}"
+            f"{name:<24}{plays:>8}"
+            + "".join(f"{fmt(t):>10}" for t in cells)
+            + f"{fmt(theirs[0]):>12}{fmt(theirs[1]):>13}"
         )
 
 
-def fmt(seconds: float) -> str:
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
     return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 

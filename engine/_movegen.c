@@ -413,6 +413,25 @@ static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile)
 
 static int compact(MoveBuf *buf, int by_equity);
 
+/* Resize *array to cap elements of `size` bytes; -1 (array untouched) when memory is out. */
+static int resize(void **array, size_t cap, size_t size) {
+    void *grown = realloc(*array, cap * size);
+    if (!grown) return -1;
+    *array = grown;
+    return 0;
+}
+
+/* Double the buffer's capacity, its side arrays with it. */
+static int grow(MoveBuf *out, int by_equity) {
+    size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
+    if (resize((void **)&out->items, cap, sizeof *out->items) < 0 ||
+        (by_equity && resize((void **)&out->equity, cap, sizeof *out->equity) < 0) ||
+        (out->order && resize((void **)&out->order, cap, sizeof *out->order) < 0))
+        return -1;
+    out->capacity = cap;
+    return 0;
+}
+
 /* Whether a tile from the rack can go on the empty square `idx` after `list`. */
 static inline int can_place(const Search *s, uint32_t list, int idx) {
     return s->rack_left && (list_children(s, list) & s->cross[idx] & playable(s));
@@ -464,31 +483,9 @@ static void emit(Search *s, int end_col, Tally t) {
         s->failed = FAIL_MEMORY;
         return;
     }
-    if (out->count == out->capacity) {
-        size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
-        MoveRecord *grown = realloc(out->items, cap * sizeof *grown);
-        if (!grown) {
-            s->failed = FAIL_MEMORY;
-            return;
-        }
-        out->items = grown;
-        if (s->leaves) {
-            float *eq = realloc(out->equity, cap * sizeof *eq);
-            if (!eq) {
-                s->failed = FAIL_MEMORY;
-                return;
-            }
-            out->equity = eq;
-        }
-        if (out->order) {
-            uint64_t *ord = realloc(out->order, cap * sizeof *ord);
-            if (!ord) {
-                s->failed = FAIL_MEMORY;
-                return;
-            }
-            out->order = ord;
-        }
-        out->capacity = cap;
+    if (out->count == out->capacity && grow(out, s->leaves != NULL) < 0) {
+        s->failed = FAIL_MEMORY;
+        return;
     }
     MoveRecord *m = &out->items[out->count];
     if (s->leaves) out->equity[out->count] = equity;

@@ -507,18 +507,39 @@ static int past_deadline(const Search *s) {
            (now.tv_sec == s->deadline.tv_sec && now.tv_nsec >= s->deadline.tv_nsec);
 }
 
-/* ExtendRight [AJ88]: `list` is the sibling list of letters that may follow the word so
- * far; `accepted` says whether the word ending just left of `col` is in the lexicon. */
-static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally t) {
+static void extend_right(Search *s, uint32_t list, int col, Tally t);
+
+/* ExtendRight's step to the next square, `col` (right of the anchor): the word so far
+ * ends there if the square is empty or off the board (emit it when `accepted`), and the
+ * search goes on only where something can follow: a rack tile on an empty square, or a
+ * board tile the lexicon allows after the word so far. */
+static inline void advance(Search *s, uint32_t list, int col, int accepted, Tally t) {
+    if (col >= s->cols) {
+        if (accepted) emit(s, col, t);
+        return;
+    }
+    int idx = s->row * s->cols + col;
+    uint8_t cell = s->cells[idx];
+    if (cell == 0) {
+        if (accepted) emit(s, col, t);
+        if (can_place(s, list, idx)) extend_right(s, list, col, t);
+    } else if (list_children(s, list) >> (cell & TILE_MASK) & 1) {
+        extend_right(s, list, col, t);
+    }
+}
+
+/* ExtendRight [AJ88] from square `col` (on the board): `list` is the sibling list of
+ * letters that may follow the word so far. Words ending on an empty square are emitted by
+ * advance(), which also decides whether calling this is worth it. */
+static void extend_right(Search *s, uint32_t list, int col, Tally t) {
     if (s->failed) return;
     if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && past_deadline(s)) {
         s->failed = FAIL_TIME;
         return;
     }
     int idx = s->row * s->cols + col;
-    if (col >= s->cols || s->cells[idx] == 0) {
-        if (accepted && col > s->anchor_col) emit(s, col, t);
-        if (col >= s->cols || list == 0 || s->rack_left == 0) return;
+    if (s->cells[idx] == 0) {
+        if (list == 0 || s->rack_left == 0) return;
         uint64_t allowed = s->cross[idx] & playable(s);
         if (!allowed) return;
         int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
@@ -541,13 +562,7 @@ static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally 
                 if (cross >= 0) u.cross += (cross + points * lm) * wm;
                 take_tile(s, from);
                 s->placed[col] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
-                /* an empty square next: emit here, and go on only if a tile can go there */
-                if (col + 1 < s->cols && s->cells[idx + 1] == 0) {
-                    if (acc) emit(s, col + 1, u);
-                    if (can_place(s, child, idx + 1)) extend_right(s, child, col + 1, 0, u);
-                } else {
-                    extend_right(s, child, col + 1, acc, u);
-                }
+                advance(s, child, col + 1, acc, u);
                 s->placed[col] = 0;
                 return_tile(s, from);
             }
@@ -558,7 +573,7 @@ static void extend_right(Search *s, uint32_t list, int col, int accepted, Tally 
         if (!i) return;
         Tally u = t;
         u.main += tile_points(s->rules, cell);
-        extend_right(s, kwg_arc(s->nodes[i]), col + 1, kwg_accepts(s->nodes[i]), u);
+        advance(s, kwg_arc(s->nodes[i]), col + 1, kwg_accepts(s->nodes[i]), u);
     }
 }
 
@@ -573,7 +588,7 @@ static void extend_from_left_part(Search *s, uint32_t list) {
         t.mult *= s->wm[idx];
     }
     s->start_col = start;
-    extend_right(s, list, s->anchor_col, 0, t);
+    extend_right(s, list, s->anchor_col, t);
 }
 
 /* LeftPart [AJ88]: every prefix from the rack of up to `limit` tiles, each extended to
@@ -812,7 +827,7 @@ static void search_anchor(Search *s, int row, int col, const float *bounds) {
         }
         if (!list) return;
         s->start_col = c;
-        extend_right(s, list, col, 0, t);
+        extend_right(s, list, col, t);
     } else {
         int room = left_room(s, row, col);
         if (s->prune) {

@@ -46,10 +46,15 @@ def magpie(mode: str, lines: list[str], runs: int) -> tuple[list[float] | None, 
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"MAGPIE harness failed to run: {exc}"
     if done.returncode != 0:
-        why = "illegal instruction: built for a CPU this one is not" if done.returncode in (
-            -4,
-            132,
-        ) else f"exit {done.returncode}: {done.stderr.strip()[:200]}"
+        why = (
+            "illegal instruction: built for a CPU this one is not"
+            if done.returncode
+            in (
+                -4,
+                132,
+            )
+            else f"exit {done.returncode}: {done.stderr.strip()[:200]}"
+        )
         return None, f"MAGPIE harness cannot run here ({why})"
     times = [float(m) / 1e6 for m in re.findall(r"gen_median_us=([0-9.]+)", done.stdout)]
     if mode == "all":

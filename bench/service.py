@@ -7,6 +7,7 @@ RQ's forking Worker, and each worker's RSS/PSS (the lexicon must be shared).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -28,6 +29,7 @@ from engine import Ruleset, parse_cgp
 from engine.legality import random_rack
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
+TWL06_SHA = hashlib.sha256(TWL06.read_bytes()).hexdigest()
 BENCH = [
     ln
     for ln in (DATA / "bench" / "positions.cgp").read_text().splitlines()
@@ -176,7 +178,8 @@ def memory(pid: int) -> dict[str, int]:
     in_kwg = False
     for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
         if "-" in line.split()[0] and len(line.split()) >= 5:
-            in_kwg = line.rstrip().endswith("TWL06.kwg")
+            # the worker maps a content-named snapshot of the file (worker/snapshot.py)
+            in_kwg = line.rstrip().endswith((f"{TWL06_SHA}.kwg", "TWL06.kwg"))
         elif in_kwg and line.startswith(("Rss:", "Pss:")):
             out["kwg_" + line.split(":")[0].lower()] += int(line.split()[1])
     return out

@@ -219,7 +219,8 @@ def test_c_entry_checks_its_arguments(solver):
         with pytest.raises(ValueError, match=message):
             gen.generate(cells, rk, mode, -1)
     records, total, complete = gen.generate(bytes(225), bytes([2]) + bytes(26), 3, -1)
-    assert complete and total > 0 and len(records) == total * RECORD_SIZE  # two blanks: every 2-letter word
+    # two blanks: every 2-letter word
+    assert complete and total > 0 and len(records) == total * RECORD_SIZE
 
 
 @settings(max_examples=300, deadline=None)
@@ -232,7 +233,9 @@ def test_c_entry_checks_its_arguments(solver):
 def test_fuzz_c_entry(solver, cells, rack, mode, limit):
     """Arbitrary bytes straight into C: a ValueError or a well-formed answer, never a crash."""
     try:
-        records, found, complete = solver._generator.generate(bytes(cells), bytes(rack), mode, limit)
+        records, found, complete = solver._generator.generate(
+            bytes(cells), bytes(rack), mode, limit
+        )
     except ValueError:
         return
     assert len(records) % RECORD_SIZE == 0 and len(records) // RECORD_SIZE <= found

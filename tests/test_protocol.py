@@ -112,9 +112,7 @@ def test_results_single_and_batch(registry):
     single = run_request(
         p.decode_request(request(cgp=BENCH[0], lexicon="twl06", limit=3)), registry
     )
-    assert (
-        single["ok"] and single["v"] == 1 and len(single["moves"]) == 3
-    )
+    assert single["ok"] and single["v"] == 1 and len(single["moves"]) == 3
     assert "total" not in single  # a limit lets the search skip plays, so it cannot count them
     assert single["moves"][0] == [
         "H10 (G)RILLS",

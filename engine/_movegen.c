@@ -995,43 +995,6 @@ static MoveRecord *rank_moves(const MoveBuf *buf, long limit, size_t *out_count)
 }
 
 typedef struct {
-    float equity;
-    uint32_t index; /* generation order: the tie-break */
-} EquityKey;
-
-static int by_equity(const void *a, const void *b) {
-    const EquityKey *x = a, *y = b;
-    if (x->equity != y->equity) return x->equity > y->equity ? -1 : 1;
-    return x->index < y->index ? -1 : (x->index > y->index);
-}
-
-/* Rank by equity, descending; ties keep generation order. A comparison sort: equities
- * are floats. Fills `equities` (kept entries) beside the returned records. */
-static MoveRecord *rank_by_equity(const MoveBuf *buf, long limit, size_t *out_count, float **equities) {
-    size_t n = buf->count;
-    size_t keep = (limit >= 0 && (size_t)limit < n) ? (size_t)limit : n;
-    *out_count = keep;
-    EquityKey *keys = malloc((n ? n : 1) * sizeof *keys);
-    MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
-    float *eq = malloc((keep ? keep : 1) * sizeof *eq);
-    if (!keys || !sorted || !eq) {
-        free(keys);
-        free(sorted);
-        free(eq);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) keys[i] = (EquityKey){buf->equity[i], (uint32_t)i};
-    qsort(keys, n, sizeof *keys, by_equity);
-    for (size_t i = 0; i < keep; i++) {
-        sorted[i] = buf->items[keys[i].index];
-        eq[i] = keys[i].equity;
-    }
-    free(keys);
-    *equities = eq;
-    return sorted;
-}
-
-typedef struct {
     float key;      /* score or equity */
     uint32_t index; /* into the buffer */
     uint64_t order; /* generation order: the tie-break */
@@ -1043,9 +1006,10 @@ static int by_key_then_order(const void *a, const void *b) {
     return x->order < y->order ? -1 : (x->order > y->order);
 }
 
-/* Rank a best-first buffer (MoveBuf.order set): score or equity descending, then
- * generation order. A comparison sort of at most compact_at entries. Returns the best
- * `limit` records, with their equities (when ranking by equity) and order keys. */
+/* Rank by score or equity, descending, then generation order: MoveBuf.order when the
+ * search was best-first, else the buffer's own order. A comparison sort (best-first: of at
+ * most compact_at entries; by equity: equities are floats). Returns the best `limit`
+ * records, with their keys (equities, when ranking by equity) and order keys. */
 static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count,
                                 float **equities, uint64_t **orders) {
     size_t n = buf->count;
@@ -1064,7 +1028,7 @@ static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, s
     }
     for (size_t i = 0; i < n; i++)
         keys[i] = (OrderKey){by_equity ? buf->equity[i] : (float)buf->items[i].score, (uint32_t)i,
-                             buf->order[i]};
+                             buf->order ? buf->order[i] : i};
     qsort(keys, n, sizeof *keys, by_key_then_order);
     for (size_t i = 0; i < keep; i++) {
         sorted[i] = buf->items[keys[i].index];
@@ -1395,11 +1359,10 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     }
     if (!failed) {
         uint64_t *orders = NULL;
-        if (limit >= 0)
+        if (limit >= 0 || by_equity_rank)
             ranked = rank_ordered(&buf, limit, by_equity_rank, &kept, &equities, &orders);
         else
-            ranked = by_equity_rank ? rank_by_equity(&buf, limit, &kept, &equities)
-                                    : rank_moves(&buf, limit, &kept);
+            ranked = rank_moves(&buf, limit, &kept);
         free(orders);
         if (!ranked) failed = FAIL_MEMORY;
     }

@@ -173,3 +173,21 @@ def test_count_all_searches_everything_under_a_limit():
         top = solver.generate_moves(board, rack, limit=n, count_all=True)
         assert top.total == top.generated == full.total
         assert [m.notation for m in top] == [m.notation for m in full[:n]]
+
+
+def test_fields_read_the_records_as_moves_do():
+    """MoveList.fields() (the batch path: no Move objects) says what the Moves say, in the
+    same order, exchanges and equity ordering included."""
+    solver = solver_for("english")
+    board = positions("english")[7]
+    rack = random_rack(board, random.Random(8))
+    for kwargs in (
+        {},
+        {"limit": 5},
+        {"include_exchanges": True, "rank": "equity", "leaves": twl06_leaves()},
+    ):
+        moves = solver.generate_moves(board, rack, **kwargs)
+        expected = [
+            (m.notation, m.score, m.row, m.col, m.direction, m.word, m.placed) for m in moves
+        ]
+        assert moves.fields() == expected and len(expected) == len(moves) > 0

@@ -3,8 +3,10 @@ cost. Pure computation over a parsed GCG game; client/report.py renders the resu
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
+from operator import neg
 
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
@@ -74,6 +76,13 @@ def annotate_game(
     }
 
 
+def _scoring_more(scores: list[int], made: int, sorted_: bool) -> int:
+    """How many plays score more than `made` (scores best first when `sorted_`)."""
+    if sorted_:
+        return bisect_left(scores, -made, key=neg)
+    return sum(s > made for s in scores)
+
+
 def _alternatives(
     solver: Solver, turn, entry: dict, top: int, leaves=None, budget: Budget | None = None
 ) -> dict:
@@ -133,7 +142,7 @@ def _alternatives(
             ]
             for m in best
         ],
-        "rank": 1 + sum(1 for s in scores if s > made) if legal else None,
+        "rank": 1 + _scoring_more(scores, made, sorted_=leaves is None) if legal else None,
         "legal": legal,
         "given_up": max(0, best_score - made),
         "bingo_available": bool(best) and len(best[0].placed) == solver.rules.rack_size,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -19,6 +20,26 @@ def cell_letter(rules: Ruleset, cell: int) -> str:
     """Text of a non-empty cell: the letter, lowercase when a blank stands for it."""
     letter = rules.alphabet[(cell & 0x7F) - 1]
     return letter.lower() if cell & BLANK_FLAG else letter
+
+
+def _cell_table(rules: Ruleset) -> dict[int, str]:
+    """str.translate table from cell bytes (read as Latin-1 characters) to board text."""
+    table = _CELL_TABLES.get(rules)
+    if table is None:
+        table = {EMPTY: "."}
+        for tile, letter in enumerate(rules.alphabet, 1):
+            table[tile] = letter
+            table[tile | BLANK_FLAG] = letter.lower()
+        _CELL_TABLES[rules] = table
+    return table
+
+
+def _run_length(match: re.Match) -> str:
+    return str(len(match.group()))
+
+
+_CELL_TABLES: dict[Ruleset, dict[int, str]] = {}
+_EMPTY_RUN = re.compile(r"\.+")
 
 
 def letter_cell(rules: Ruleset, ch: str) -> int:
@@ -145,32 +166,16 @@ class Board:
 
     # ------------------------------------------------------------- conversions
     def to_rows(self) -> tuple[str, ...]:
-        cols = self.rules.cols
+        cols, table = self.rules.cols, _cell_table(self.rules)
+        cells = self._cells
         return tuple(
-            "".join(
-                cell_letter(self.rules, c) if c else "."
-                for c in self._cells[r * cols : (r + 1) * cols]
-            )
+            cells[r * cols : (r + 1) * cols].decode("latin-1").translate(table)
             for r in range(self.rules.rows)
         )
 
     def to_cgp(self) -> str:
         """The board field of a CGP string."""
-        out = []
-        for row in self.to_rows():
-            parts, run = [], 0
-            for ch in row:
-                if ch == ".":
-                    run += 1
-                    continue
-                if run:
-                    parts.append(str(run))
-                    run = 0
-                parts.append(ch)
-            if run:
-                parts.append(str(run))
-            out.append("".join(parts))
-        return "/".join(out)
+        return _EMPTY_RUN.sub(_run_length, "/".join(self.to_rows()))
 
     def transpose(self) -> Board:
         """The board mirrored across its main diagonal: down plays become across plays."""

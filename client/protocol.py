@@ -514,16 +514,14 @@ def error_result(code: str, message: str) -> dict:
 def move_entry(move, breakdown: Mapping | None = None) -> list:
     """A move as a compact array: notation, score, row, col, direction, word, placed
     [[row, col, letter], ...], and with options.breakdown a map of its words and bingo."""
-    entry = entry_from_fields(
-        (move.notation, move.score, move.row, move.col, move.direction, move.word, move.placed)
-    )
+    entry = entry_from_fields(move.fields())
     if breakdown is not None:
         entry.append(dict(breakdown))
     return entry
 
 
 def entry_from_fields(fields: tuple) -> list:
-    """MoveList.fields()'s tuple as the compact array (placed squares as arrays)."""
+    """Move.fields()'s tuple as the compact array (placed squares as arrays)."""
     notation, score, row, col, direction, word, placed = fields
     return [notation, score, row, col, direction, word, [list(p) for p in placed]]
 

@@ -263,6 +263,7 @@ out:
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
 #define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
 #define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
+#define MAX_SCORE (1 << 24)         /* every score exact as a float: bounds compare exactly */
 #define FAIL_MEMORY 1
 #define FAIL_TIME 2
 
@@ -1098,6 +1099,34 @@ static int read_grid(PyObject *obj, uint8_t *dst, int cells, const char *what, i
     return ok ? 0 : -1;
 }
 
+/* An upper bound on any play's score under these rules: on the line with the largest
+ * product of rack_size word premiums, every square at the highest tile value and letter
+ * premium, and every placed tile making the longest possible cross-word; bingo added. */
+static double max_score(const Rules *r) {
+    int32_t top = 0;
+    for (int t = 1; t <= r->alphabet; t++)
+        if (r->values[t] > top) top = r->values[t];
+    double word = 1.0;
+    for (int dir = 0; dir < 2; dir++) {
+        int rows = dir ? r->cols : r->rows, cols = dir ? r->rows : r->cols;
+        for (int row = 0; row < rows; row++) {
+            uint8_t wm[MAX_SIDE];
+            for (int col = 0; col < cols; col++) { /* sorted, highest first */
+                int j = col;
+                for (; j > 0 && wm[j - 1] < r->wm[dir][row * cols + col]; j--) wm[j] = wm[j - 1];
+                wm[j] = r->wm[dir][row * cols + col];
+            }
+            double product = 1.0;
+            for (int k = 0; k < r->rack_size && k < cols; k++) product *= wm[k];
+            if (product > word) word = product;
+        }
+    }
+    int side = r->rows > r->cols ? r->rows : r->cols;
+    double main = word * side * top * 4;
+    double cross = (double)r->rack_size * (side * top + top * 4) * 4;
+    return main + cross + r->bingo;
+}
+
 static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
                             "centre_row", "centre_col", "rack_size", "bingo", NULL};
@@ -1151,6 +1180,13 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
             r->lm[1][row * r->rows + col] = r->lm[0][col * r->cols + row];
             r->wm[1][row * r->rows + col] = r->wm[0][col * r->cols + row];
         }
+    double most = max_score(r);
+    if (most >= MAX_SCORE) {
+        PyErr_Format(PyExc_ValueError,
+                     "tile values and premiums allow a play of up to %.0f points; scores must stay "
+                     "below %d (they are ranked as exact 32-bit floats)", most, MAX_SCORE);
+        return -1;
+    }
     if (self->has_kwg) {
         PyBuffer_Release(&self->kwg);
         self->has_kwg = 0;

@@ -22,15 +22,17 @@ def cell_letter(rules: Ruleset, cell: int) -> str:
     return letter.lower() if cell & BLANK_FLAG else letter
 
 
-def _cell_table(rules: Ruleset) -> dict[int, str]:
-    """str.translate table from cell bytes (read as Latin-1 characters) to board text."""
-    table = _CELL_TABLES.get(rules)
+def cell_text(rules: Ruleset) -> tuple[str, ...]:
+    """Text of every cell byte for this alphabet: '.' empty, the letter for a tile,
+    lowercase for a blank ('' for bytes no board holds). Also a str.translate table for
+    cell bytes read as Latin-1 characters."""
+    table = _CELL_TEXT.get(rules.alphabet)
     if table is None:
-        table = {EMPTY: "."}
-        for tile, letter in enumerate(rules.alphabet, 1):
-            table[tile] = letter
-            table[tile | BLANK_FLAG] = letter.lower()
-        _CELL_TABLES[rules] = table
+        table = tuple(
+            "." if b == EMPTY else cell_letter(rules, b) if 1 <= (b & 0x7F) <= rules.size else ""
+            for b in range(256)
+        )
+        _CELL_TEXT[rules.alphabet] = table
     return table
 
 
@@ -38,7 +40,7 @@ def _run_length(match: re.Match) -> str:
     return str(len(match.group()))
 
 
-_CELL_TABLES: dict[Ruleset, dict[int, str]] = {}
+_CELL_TEXT: dict[tuple[str, ...], tuple[str, ...]] = {}
 _EMPTY_RUN = re.compile(r"\.+")
 
 
@@ -166,7 +168,7 @@ class Board:
 
     # ------------------------------------------------------------- conversions
     def to_rows(self) -> tuple[str, ...]:
-        cols, table = self.rules.cols, _cell_table(self.rules)
+        cols, table = self.rules.cols, cell_text(self.rules)
         cells = self._cells
         return tuple(
             cells[r * cols : (r + 1) * cols].decode("latin-1").translate(table)

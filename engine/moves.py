@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import overload
 
-from .board import ACROSS, BLANK_FLAG, DOWN, Board, cell_letter, square_label
+from .board import ACROSS, BLANK_FLAG, DOWN, Board, cell_text, square_label
 from .notation import Play, format_rack
 
 RECORD = struct.Struct("=iBBBB24s")
@@ -46,6 +46,18 @@ class Move:
         if self.kind == PASS:
             return "-"
         return self.play().notation
+
+    def fields(self) -> tuple:
+        """(notation, score, row, col, direction, word, placed): a result's view of it."""
+        return (
+            self.notation,
+            self.score,
+            self.row,
+            self.col,
+            self.direction,
+            self.word,
+            self.placed,
+        )
 
     def play(self) -> Play:
         return Play(self.row, self.col, self.direction, self.word, self.placed)
@@ -85,7 +97,7 @@ def fields(board: Board, record: bytes | memoryview, offset: int = 0) -> tuple:
     without making a Move. Word, placed tiles and notation come out of one pass over the
     main word's squares."""
     score, row, col, direction, length, tiles = RECORD.unpack_from(record, offset)
-    text = _cell_text(board.rules)
+    text = cell_text(board.rules)
     cells, cols = board.cells, board.rules.cols
     step = 1 if direction == 0 else cols
     at = row * cols + col
@@ -111,20 +123,6 @@ def fields(board: Board, record: bytes | memoryview, offset: int = 0) -> tuple:
     direction_name = ACROSS if direction == 0 else DOWN
     label = f"{square_label(row, col, direction_name)} {''.join(notation)}"
     return label, score, row, col, direction_name, "".join(word), tuple(placed)
-
-
-_CELL_TEXT: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def _cell_text(rules) -> tuple[str, ...]:
-    """Text of every cell byte for this alphabet (uppercase tile, lowercase blank)."""
-    table = _CELL_TEXT.get(rules.alphabet)
-    if table is None:
-        table = tuple(
-            cell_letter(rules, b) if b and 1 <= (b & 0x7F) <= rules.size else "" for b in range(256)
-        )
-        _CELL_TEXT[rules.alphabet] = table
-    return table
 
 
 class MoveList(Sequence):
@@ -188,26 +186,29 @@ class MoveList(Sequence):
             index += n
         if not 0 <= index < n:
             raise IndexError("move index out of range")
+        slot = self._slot(index)
+        if slot < 0:
+            return self._extra[-1 - slot]
+        equity = self._equities[slot] if self._equities is not None else None
+        return decode(self.board, self._records, slot * RECORD.size, equity)
+
+    def _slot(self, index: int) -> int:
+        """Where entry `index` (0 <= index < len) lives: a record number, or -1 - j for
+        the j-th extra (exchanges and the pass)."""
         if self._order is not None:
-            index = self._order[index]
-            if index < 0:
-                return self._extra[-1 - index]
-        elif index >= self._count:
-            return self._extra[index - self._count]
-        equity = self._equities[index] if self._equities is not None else None
-        return decode(self.board, self._records, index * RECORD.size, equity)
+            return self._order[index]
+        return index if index < self._count else self._count - 1 - index
 
     def fields(self) -> list[tuple]:
-        """Every entry, in list order, as (notation, score, row, col, direction, word,
-        placed): what a result needs, without making Move objects for the plays."""
+        """Every entry, in list order, as Move.fields() gives them: what a result needs,
+        without making Move objects for the plays."""
         out = []
         for i in range(len(self)):
-            index = self._order[i] if self._order is not None else i
-            if index < 0 or index >= self._count:
-                m = self._extra[-1 - index] if index < 0 else self._extra[index - self._count]
-                out.append((m.notation, m.score, m.row, m.col, m.direction, m.word, m.placed))
+            slot = self._slot(i)
+            if slot < 0:
+                out.append(self._extra[-1 - slot].fields())
             else:
-                out.append(fields(self.board, self._records, index * RECORD.size))
+                out.append(fields(self.board, self._records, slot * RECORD.size))
         return out
 
     def scores(self) -> list[int]:

@@ -32,18 +32,21 @@ class Solver:
             )
         self.lexicon = lexicon
         self.rules = rules
-        self._generator = _movegen.Generator(
-            lexicon.buffer,
-            rules.rows,
-            rules.cols,
-            rules.tile_values,
-            bytes(PREMIUMS[ch][0] for row in rules.premiums for ch in row),
-            bytes(PREMIUMS[ch][1] for row in rules.premiums for ch in row),
-            rules.centre[0],
-            rules.centre[1],
-            rules.rack_size,
-            rules.bingo_bonus,
-        )
+        try:
+            self._generator = _movegen.Generator(
+                lexicon.buffer,
+                rules.rows,
+                rules.cols,
+                rules.tile_values,
+                bytes(PREMIUMS[ch][0] for row in rules.premiums for ch in row),
+                bytes(PREMIUMS[ch][1] for row in rules.premiums for ch in row),
+                rules.centre[0],
+                rules.centre[1],
+                rules.rack_size,
+                rules.bingo_bonus,
+            )
+        except ValueError as exc:  # rules the generator cannot play exactly
+            raise InputError(f"ruleset {rules.name}: {exc}") from None
 
     def generate_moves(
         self,

@@ -148,3 +148,20 @@ def test_fuzz_edits_of_a_real_ruleset(position, insert):
     except RulesetError:
         return
     assert rules.total_tiles == sum(rules.counts.values()) + rules.blanks
+
+
+def test_rules_whose_scores_could_overflow_are_refused_by_the_solver():
+    """Quadruple word squares everywhere and a 900-point Z: a play could score far beyond
+    what the generator ranks exactly, so the Solver refuses the rules, saying why."""
+    from engine import Lexicon, Solver
+    from engine.errors import InputError
+
+    text = english_text()
+    grid = text.split('premiums = """')[1].split('"""')[0]
+    quad = "\n".join("Q" * 15 for _ in range(15))
+    text = text.replace(grid, "\n" + quad + "\n").replace("Z 1 10", "Z 1 900")
+    rules = Ruleset.from_toml(text, source="huge.toml")
+    lexicon = Lexicon.build(["ZA", "AZ"], rules)
+    with pytest.raises(InputError, match="scores must stay below"):
+        Solver(lexicon, rules)
+    Solver(Lexicon.build(["ZA", "AZ"], Ruleset.load("english")))  # the real rules pass

@@ -1,4 +1,4 @@
-"""Builds the C extension engine._movegen; all metadata lives in pyproject.toml."""
+"""Builds the C extension anchor.engine._movegen from engine/_movegen.c; metadata is in pyproject.toml."""
 
 import platform
 from pathlib import Path
@@ -25,6 +25,6 @@ if platform.machine() in ("x86_64", "AMD64") and "popcnt" in cpu_flags():
 
 setup(
     ext_modules=[
-        Extension("engine._movegen", sources=["engine/_movegen.c"], extra_compile_args=args)
+        Extension("anchor.engine._movegen", sources=["engine/_movegen.c"], extra_compile_args=args)
     ]
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 from common import DATA, header
 from service import TWL06, fleet
 
-from client.cli import main as anchor
+from anchor.client.cli import main as anchor
 
 
 def timed(argv: list[str]) -> float:

@@ -12,9 +12,9 @@ import time
 
 from common import DATA, header
 
-from engine import Lexicon, Ruleset, Solver, parse_cgp
-from engine.leaves import Leaves
-from engine.selfplay import EquityPlayer, Greedy, play_game
+from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine.leaves import Leaves
+from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:

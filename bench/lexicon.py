@@ -7,7 +7,7 @@ import tempfile
 
 from common import DATA, ROOT, header, median_time
 
-from engine import Lexicon, Ruleset
+from anchor.engine import Lexicon, Ruleset
 
 
 def main() -> None:

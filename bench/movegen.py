@@ -15,8 +15,8 @@ from functools import partial
 
 from common import DATA, ROOT, header, median_time
 
-from engine import Lexicon, Ruleset, Solver, parse_cgp
-from engine.leaves import Leaves
+from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine.leaves import Leaves
 
 NAMES = [
     "JOSH2",

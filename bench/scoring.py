@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from common import DATA, header, median_time
 
-from engine import Lexicon, Ruleset, Solver
-from engine.gcg import PLAY, read_gcg, replay
+from anchor.engine import Lexicon, Ruleset, Solver
+from anchor.engine.gcg import PLAY, read_gcg, replay
 
 
 def main() -> None:

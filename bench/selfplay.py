@@ -10,7 +10,7 @@ from __future__ import annotations
 from common import header
 from service import fleet
 
-from client.cli import main as anchor
+from anchor.client.cli import main as anchor
 
 
 def main() -> None:

@@ -23,10 +23,10 @@ from random import Random
 
 from common import DATA, ROOT, header
 
-from client import protocol as p
-from client.client import AnalysisClient
-from engine import Ruleset, parse_cgp
-from engine.legality import random_rack
+from anchor.client import protocol as p
+from anchor.client.client import AnalysisClient
+from anchor.engine import Ruleset, parse_cgp
+from anchor.engine.legality import random_rack
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 TWL06_SHA = hashlib.sha256(TWL06.read_bytes()).hexdigest()
@@ -42,11 +42,11 @@ FORKING = """
 import sys
 from redis import Redis
 from rq import Queue, Worker
-from client import protocol as p
-from client.analysis import LexiconRegistry
-from client.serializer import MsgpackSerializer
-from worker.guard import AnchorJob
-from worker.jobs import JobContext
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry
+from anchor.client.serializer import MsgpackSerializer
+from anchor.worker.guard import AnchorJob
+from anchor.worker.jobs import JobContext
 registry = LexiconRegistry({"twl06": sys.argv[2]})
 registry.preload([("english", "twl06")])
 context = JobContext(registry, p.Limits())
@@ -99,7 +99,7 @@ def start_worker(
         cmd = [
             sys.executable,
             "-m",
-            "client.cli",
+            "anchor.client.cli",
             "worker",
             "--redis-url",
             url,

@@ -22,11 +22,11 @@ from random import Random
 import redis
 from common import DATA, ROOT, header
 
-from client import protocol as p
-from client.analysis import LexiconRegistry, run_request
-from client.client import AnalysisClient
-from engine import Ruleset, parse_cgp
-from engine.legality import random_rack
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry, run_request
+from anchor.client.client import AnalysisClient
+from anchor.engine import Ruleset, parse_cgp
+from anchor.engine.legality import random_rack
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 BENCH = [
@@ -59,7 +59,7 @@ def wait_redis(url: str) -> None:
 
 def worker(url: str, queue: str, name: str, log: Path) -> subprocess.Popen:
     cmd = [
-        sys.executable, "-m", "client.cli", "worker", "--redis-url", url, "--queue", queue,
+        sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", url, "--queue", queue,
         "--name", name, "--lexicon", f"twl06@english={TWL06}", "--maintenance-interval", "1",
         "--max-retries", str(RETRIES), "--log-level", "WARNING",
     ]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine import (
+from anchor.engine import (
     AnchorError,
     Board,
     InputError,
@@ -16,14 +16,14 @@ from engine import (
     WorkLimitError,
     parse_cgp,
 )
-from engine.annotate import annotate_game
-from engine.gcg import parse_gcg
-from engine.leaves import Leaves
-from engine.legality import check_position, check_rack
-from engine.notation import parse_rack
-from engine.rules import builtin_names
-from engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
-from engine.training import LeaveModel
+from anchor.engine.annotate import annotate_game
+from anchor.engine.gcg import parse_gcg
+from anchor.engine.leaves import Leaves
+from anchor.engine.legality import check_position, check_rack
+from anchor.engine.notation import parse_rack
+from anchor.engine.rules import builtin_names
+from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
+from anchor.engine.training import LeaveModel
 
 from . import protocol as p
 from .lexica import DEFAULT_LEXICON, lexicon_path, search_dirs

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 
 from . import protocol
 from .client import AnalysisClient, ServiceError
@@ -119,7 +119,7 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_worker(args) -> int:
-    from worker.main import run
+    from anchor.worker.main import run
 
     return run(args)
 
@@ -138,7 +138,7 @@ def cmd_score(args) -> int:
     board, rack = _board_and_rack(rules, args)
     lexicon = None if args.no_lexicon else open_lexicon(args.lexicon, rules)
     if lexicon is None:
-        from engine import score_play, validate_play
+        from anchor.engine import score_play, validate_play
 
         result = validate_play(board, args.play, None, rack)
         score = result.score if result.score else score_play(board, args.play)

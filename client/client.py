@@ -16,8 +16,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from . import protocol as p
 from .analysis import LexiconRegistry, run_request
 
-JOB_FUNCTION = "worker.jobs.analyze"  # by name: the client never imports the worker
-
 
 class ServiceError(Exception):
     """The service did not answer: a timeout, Redis refusing the job, or a job that failed
@@ -207,7 +205,7 @@ class AnalysisClient:
         from rq import Retry
 
         return {
-            "func": JOB_FUNCTION,
+            "func": p.JOB_FUNCTION,
             "args": (payload,),
             "timeout": max(1, int(self.job_timeout)),
             "result_ttl": self.result_ttl,

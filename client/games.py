@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from engine import AnchorError, Ruleset
+from anchor.engine import AnchorError, Ruleset
 
 from . import protocol
 from .client import AnalysisClient, ServiceError
@@ -98,7 +98,7 @@ def cmd_selfplay(args) -> int:
 
 def cmd_train_leaves(args) -> int:
     """Learn leave values by self-play (through the fleet when a Redis URL is given)."""
-    from engine.training import LeaveModel, fit, observations
+    from anchor.engine.training import LeaveModel, fit, observations
 
     rules = Ruleset.load(args.ruleset)
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
@@ -179,7 +179,7 @@ def _wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def cmd_annotate(args) -> int:
     """Annotate game records: JSON Lines for machines, HTML pages for people."""
-    from engine.gcg import decode_gcg
+    from anchor.engine.gcg import decode_gcg
 
     from . import report
     from .client import Progress

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine import Lexicon, LexiconError, Ruleset
+from anchor.engine import Lexicon, LexiconError, Ruleset
 
 DEFAULT_LEXICON = {"english": "english", "russian": "russian", "erudit": "erudit"}
 

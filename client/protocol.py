@@ -19,6 +19,10 @@ MAX_PAYLOAD = 1 << 20  # 1 MiB: a batch of MAX_BATCH CGP positions is ~200 KB
 MAX_BATCH = 1000  # the protocol's ceiling; a server may set a lower one (Limits.batch)
 MAX_STRING = 4096  # a CGP is ~100-250 characters
 MODES = ("both", "across", "down")
+# The job function a client enqueues, by name (the client never imports the worker).
+# Workers also accept the name used before the packages moved under `anchor`.
+JOB_FUNCTION = "anchor.worker.jobs.analyze"
+JOB_FUNCTION_ALIASES = ("worker.jobs.analyze",)
 
 # Error codes: stable strings a client can switch on (PROTOCOL.md explains each).
 PAYLOAD_TOO_LARGE = "payload_too_large"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from engine import Board, Ruleset
+from anchor.engine import Board, Ruleset
 
 CELL = 26
 PREMIUM_FILL = {

@@ -26,7 +26,7 @@ BUILD = HERE / "build"
 CACHE = BUILD / "cache"
 sys.path.insert(0, str(HERE.parent))
 
-from engine import Lexicon, Ruleset  # noqa: E402
+from anchor.engine import Lexicon, Ruleset  # noqa: E402
 
 
 class RecipeError(Exception):

@@ -1,5 +1,5 @@
 /*
- * engine._movegen — the native core of Anchor.
+ * anchor.engine._movegen — the native core of Anchor.
  *
  * Two parts: the KWG checker (Lexicon.open/build trust nothing they did not check)
  * and the Appel & Jacobson move generator (CACM 31(5), 1988) with incremental scoring.
@@ -1443,7 +1443,7 @@ static PyMethodDef Generator_methods[] = {
 
 static PyTypeObject GeneratorType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "engine._movegen.Generator",
+    .tp_name = "anchor.engine._movegen.Generator",
     .tp_basicsize = sizeof(Generator),
     .tp_dealloc = (destructor)Generator_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -1563,7 +1563,7 @@ static PyMethodDef movegen_methods[] = {
 };
 
 static struct PyModuleDef movegen_module = {
-    PyModuleDef_HEAD_INIT, "engine._movegen",
+    PyModuleDef_HEAD_INIT, "anchor.engine._movegen",
     "Native core of Anchor: KWG checking and move generation.", -1, movegen_methods,
     NULL, NULL, NULL, NULL,
 };

@@ -86,7 +86,7 @@ class Ruleset:
                 f"unknown ruleset {text_name!r}: built-ins are {', '.join(builtin_names())}, "
                 "or give the path of a .toml ruleset file"
             )
-        data = resources.files("engine.rulesets").joinpath(f"{key}.toml").read_bytes()
+        data = resources.files("anchor.engine.rulesets").joinpath(f"{key}.toml").read_bytes()
         return cls.from_toml(data, source=f"built-in {key}")
 
     @classmethod
@@ -170,7 +170,7 @@ class Ruleset:
 
 def builtin_names() -> tuple[str, ...]:
     """Names of the bundled rulesets."""
-    files = resources.files("engine.rulesets").iterdir()
+    files = resources.files("anchor.engine.rulesets").iterdir()
     return tuple(sorted(f.name[:-5] for f in files if f.name.endswith(".toml")))
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Lexicon, Ruleset
+from anchor.engine import Lexicon, Ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

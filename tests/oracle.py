@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from itertools import product
 
-from engine import ACROSS, DOWN, Board
-from engine.board import cell_letter
-from engine.notation import make_play
-from engine.scoring import score_play
+from anchor.engine import ACROSS, DOWN, Board
+from anchor.engine.board import cell_letter
+from anchor.engine.notation import make_play
+from anchor.engine.scoring import score_play
 
 
 def _line_cells(board: Board, direction: str, index: int) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ import struct
 import sys
 from pathlib import Path
 
-from engine import Board, Lexicon, LexiconError, Ruleset, Solver, _movegen, parse_cgp
+from anchor.engine import Board, Lexicon, LexiconError, Ruleset, Solver, _movegen, parse_cgp
 
 data = Path(sys.argv[1])
 rules = Ruleset.load("english")
@@ -47,7 +47,7 @@ for _ in range(3000):
         Solver(lex, rules).generate_moves(Board.empty(rules), "ABCS??")
     except (LexiconError, ValueError):
         pass
-from engine.leaves import Leaves  # noqa: E402
+from anchor.engine.leaves import Leaves  # noqa: E402
 
 leaves = Leaves.open(data / "kwg" / "TWL06.klv2", rules)
 for line in lines:

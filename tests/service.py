@@ -106,7 +106,7 @@ def run_worker(url: str, *args: str, timeout: float = 60) -> subprocess.Complete
     """`anchor worker --redis-url URL ARGS...` to its end (a start-up that must fail, or
     --burst), output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "client.cli", "worker", "--redis-url", url, *args],
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", url, *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -123,7 +123,7 @@ class WorkerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "client.cli",
+            "anchor.client.cli",
             "worker",
             "--redis-url",
             url,

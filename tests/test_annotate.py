@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from client.cli import main
-from engine import Ruleset, Solver
-from engine.annotate import annotate_game
-from engine.gcg import read_gcg, replay
+from anchor.client.cli import main
+from anchor.engine import Ruleset, Solver
+from anchor.engine.annotate import annotate_game
+from anchor.engine.gcg import read_gcg, replay
 
 from .conftest import data_path
 
@@ -169,7 +169,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
 
 
 def test_annotation_with_leaves_reports_equity_given_up(solver):
-    from engine.leaves import Leaves
+    from anchor.engine.leaves import Leaves
 
     leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
     game = read_gcg(game_path("doug_v_emely.gcg"))

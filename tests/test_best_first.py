@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Board, Lexicon, Ruleset, Solver
-from engine.gcg import read_gcg, replay
-from engine.leaves import Leaves
-from engine.legality import random_rack
-from engine.selfplay import play_game
+from anchor.engine import Board, Lexicon, Ruleset, Solver
+from anchor.engine.gcg import read_gcg, replay
+from anchor.engine.leaves import Leaves
+from anchor.engine.legality import random_rack
+from anchor.engine.selfplay import play_game
 
 from .conftest import ROOT, data_path
 from .test_gcg import english_files

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Board, InputError, Ruleset, parse_cgp
+from anchor.engine import Board, InputError, Ruleset, parse_cgp
 
 from .conftest import data_path
 

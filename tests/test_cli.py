@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from client.cli import main
+from anchor.client.cli import main
 
 from .conftest import DEFAULT_KWG
 
@@ -21,7 +21,7 @@ def test_demo_shows_a_board_and_a_scored_play(capsys, default_english):
 
 
 def test_console_script_runs_in_a_fresh_process(default_english):
-    exe = [sys.executable, "-m", "client.cli", "demo"]
+    exe = [sys.executable, "-m", "anchor.client.cli", "demo"]
     done = subprocess.run(exe, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "total 82" in done.stdout

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import redis
 
-from client.cli import build_parser
+from anchor.client.cli import build_parser
 
 from .conftest import ROOT
 from .service import free_port, wait_until
@@ -140,7 +140,7 @@ def test_a_worker_answers_its_probes(tmp_path):
     srv = RedisServer(tmp_path)
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "client.cli", "worker", "--redis-url", srv.url, "--lexicon",
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", srv.url, "--lexicon",
          f"twl06@english={TWL06}", "--metrics-port", str(port), "--maintenance-interval", "1"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

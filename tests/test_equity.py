@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client import protocol as p
-from client.analysis import LexiconRegistry, run_request
-from engine import InputError, LexiconError, Ruleset, Solver, parse_cgp
-from engine.leaves import Leaves
-from engine.notation import parse_rack
-from engine.selfplay import EquityPlayer, Greedy, play_game
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry, run_request
+from anchor.engine import InputError, LexiconError, Ruleset, Solver, parse_cgp
+from anchor.engine.leaves import Leaves
+from anchor.engine.notation import parse_rack
+from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
 
 from .conftest import data_path
 
@@ -168,7 +168,7 @@ def test_equity_through_the_protocol(leaves):
 
 
 def test_leave_model_fit_table_and_klv2(russian):
-    from engine.training import LeaveModel, fit
+    from anchor.engine.training import LeaveModel, fit
 
     model = LeaveModel(russian)
     assert model.value([1, 1, 2]) == 0.0
@@ -185,8 +185,8 @@ def test_leave_model_fit_table_and_klv2(russian):
 
 
 def test_observations_from_a_selfplay_record(russian):
-    from engine import Lexicon
-    from engine.training import observations
+    from anchor.engine import Lexicon
+    from anchor.engine.training import observations
 
     from .conftest import ROOT
 
@@ -213,7 +213,7 @@ def test_model_table_matches_model_values(russian, rack, params):
     from collections import Counter
     from itertools import product
 
-    from engine.training import LeaveModel
+    from anchor.engine.training import LeaveModel
 
     model = LeaveModel(russian, params)
     steps, values = (

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import InputError, Ruleset
-from engine.gcg import (
+from anchor.engine import InputError, Ruleset
+from anchor.engine.gcg import (
     CHALLENGE_BONUS,
     END_RACK,
     EXCHANGE,
@@ -197,7 +197,7 @@ def test_fuzz_gcg_bytes(data):
 
 
 def test_leave_kept_by_each_kind_of_move_line():
-    from engine.gcg import leave_kept
+    from anchor.engine.gcg import leave_kept
 
     game = parse_gcg(
         "#player1 a A\n#player2 b B\n"

@@ -18,8 +18,8 @@ import msgpack
 import pytest
 import redis
 
-from client import protocol as p
-from client.client import AnalysisClient, ServiceError
+from anchor.client import protocol as p
+from anchor.client.client import AnalysisClient, ServiceError
 
 from .conftest import data_path
 from .service import TWL06, RedisServer, WorkerProcess, run_worker, wait_until
@@ -69,7 +69,7 @@ def raw_job(r, queue: str, func="worker.jobs.analyze", args=None, data=None, **f
 
 def outcome(client: AnalysisClient, job_id: str, timeout: float = 20):
     """The result map, or the ServiceError the client raises for a failed job."""
-    from client.client import Job
+    from anchor.client.client import Job
 
     try:
         return client.result(Job(job_id), timeout=timeout)

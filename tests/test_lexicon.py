@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import Lexicon, LexiconError, Ruleset
-from engine.lexicon import ACCEPTS, ARC_MASK, END, LexiconWarning
+from anchor.engine import Lexicon, LexiconError, Ruleset
+from anchor.engine.lexicon import ACCEPTS, ARC_MASK, END, LexiconWarning
 
 from .conftest import data_path
 

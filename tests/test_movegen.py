@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
-from engine._movegen import RECORD_SIZE
+from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine._movegen import RECORD_SIZE
 
 from .conftest import data_path
 from .oracle import all_plays
@@ -266,7 +266,7 @@ def test_top_n_in_bounded_memory_is_the_full_rankings_head(solver):
     """With a limit the generator keeps about 2N records, cutting to the best N and
     dropping later plays that cannot beat the Nth: the head of the full ranking, ties
     and all, for score and for equity, on the two-blank position (158,705 plays)."""
-    from engine.leaves import Leaves
+    from anchor.engine.leaves import Leaves
 
     pos = bench_positions()[6]
     rack = pos.racks[0]
@@ -287,7 +287,7 @@ def test_top_n_in_bounded_memory_is_the_full_rankings_head(solver):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 5), st.integers(0, 10_000), st.integers(0, 300))
 def test_top_n_matches_the_full_ranking_on_random_racks(solver, index, seed, n):
-    from engine.legality import random_rack
+    from anchor.engine.legality import random_rack
 
     board = bench_positions()[index].board
     rack = random_rack(board, random.Random(seed))
@@ -300,7 +300,7 @@ def test_top_n_matches_the_full_ranking_on_random_racks(solver, index, seed, n):
 
 
 def test_a_time_budget_stops_the_search(solver):
-    from engine import WorkLimitError
+    from anchor.engine import WorkLimitError
 
     pos = bench_positions()[6]
     with pytest.raises(WorkLimitError, match="longer than"):

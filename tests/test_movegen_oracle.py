@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Board, Lexicon, Ruleset, Solver, validate_play
+from anchor.engine import Board, Lexicon, Ruleset, Solver, validate_play
 
 from .oracle import all_plays
 

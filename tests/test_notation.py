@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ACROSS, DOWN, Board, InputError, Ruleset, parse_play, parse_rack
-from engine.notation import format_rack, parse_coordinate
+from anchor.engine import ACROSS, DOWN, Board, InputError, Ruleset, parse_play, parse_rack
+from anchor.engine.notation import format_rack, parse_coordinate
 
 ENGLISH = Ruleset.load("english")
 

@@ -9,10 +9,10 @@ from fakeredis import FakeRedis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client import protocol as p
-from client.analysis import LexiconRegistry, run_request
-from client.client import AnalysisClient
-from client.serializer import MsgpackSerializer, Packed
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry, run_request
+from anchor.client.client import AnalysisClient
+from anchor.client.serializer import MsgpackSerializer, Packed
 
 from .conftest import DEFAULT_KWG, data_path
 
@@ -199,8 +199,8 @@ def fake_worker(conn, registry, **limits):
     """An AnchorWorker on fakeredis's queue 'anchor', with `limits` over the defaults."""
     from rq import Queue
 
-    from worker.guard import AnchorJob
-    from worker.main import AnchorWorker
+    from anchor.worker.guard import AnchorJob
+    from anchor.worker.main import AnchorWorker
 
     queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)
     return AnchorWorker(
@@ -214,7 +214,7 @@ def fake_worker(conn, registry, **limits):
 
 def test_jobs_through_rq_on_fakeredis(registry):
     """Client -> RQ queue -> AnchorWorker (SimpleWorker, burst) -> result stream -> client."""
-    from worker.metrics import METRICS
+    from anchor.worker.metrics import METRICS
 
     conn = FakeRedis()
     client = AnalysisClient(connection=conn)
@@ -247,8 +247,8 @@ def test_embedded_client_answers_like_the_worker(registry):
 def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
     """RQ would store the placeholder 'Unserializable return value'; the job function
     packs its result first, so the job fails and the client hears why."""
-    from client.client import ServiceError
-    from worker import jobs
+    from anchor.client.client import ServiceError
+    from anchor.worker import jobs
 
     monkeypatch.setattr(jobs, "run_request", lambda *args: {"v": 1, "ok": True, "x": object()})
     conn = FakeRedis()
@@ -263,7 +263,7 @@ def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
 def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
     """The result-size cap is checked with a bound instead of packing every position
     twice: the bound must never undercount, whatever the options."""
-    from client.analysis import _packed_bound
+    from anchor.client.analysis import _packed_bound
 
     if rank == "equity":
         registry.leave_paths["twl06"] = str(data_path("kwg", "TWL06.klv2"))

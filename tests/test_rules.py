@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Ruleset, RulesetError
-from engine.rules import builtin_names
+from anchor.engine import Ruleset, RulesetError
+from anchor.engine.rules import builtin_names
 
 ENGLISH_TOML = Ruleset.load("english").source
 
@@ -13,7 +13,7 @@ ENGLISH_TOML = Ruleset.load("english").source
 def english_text() -> str:
     from importlib import resources
 
-    return resources.files("engine.rulesets").joinpath("english.toml").read_text("utf-8")
+    return resources.files("anchor.engine.rulesets").joinpath("english.toml").read_text("utf-8")
 
 
 def test_builtins_are_listed():
@@ -62,7 +62,7 @@ def test_builtin_files_cite_a_source():
     from importlib import resources
 
     for name in builtin_names():
-        text = resources.files("engine.rulesets").joinpath(f"{name}.toml").read_text("utf-8")
+        text = resources.files("anchor.engine.rulesets").joinpath(f"{name}.toml").read_text("utf-8")
         assert "Source" in text, name
 
 
@@ -153,8 +153,8 @@ def test_fuzz_edits_of_a_real_ruleset(position, insert):
 def test_rules_whose_scores_could_overflow_are_refused_by_the_solver():
     """Quadruple word squares everywhere and a 900-point Z: a play could score far beyond
     what the generator ranks exactly, so the Solver refuses the rules, saying why."""
-    from engine import Lexicon, Solver
-    from engine.errors import InputError
+    from anchor.engine import Lexicon, Solver
+    from anchor.engine.errors import InputError
 
     text = english_text()
     grid = text.split('premiums = """')[1].split('"""')[0]

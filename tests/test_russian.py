@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from engine import Board, Lexicon, Ruleset, Solver, parse_cgp, parse_play, score_play
-from engine.gcg import parse_gcg, replay
-from engine.selfplay import play_game
+from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp, parse_play, score_play
+from anchor.engine.gcg import parse_gcg, replay
+from anchor.engine.selfplay import play_game
 
 from .conftest import ROOT
 from .oracle import all_plays

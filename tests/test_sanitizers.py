@@ -29,7 +29,7 @@ def test_generator_under_asan_and_ubsan(tmp_path):
     asan, ubsan = runtime("libasan.so"), runtime("libubsan.so")
     if not (shutil.which("gcc") and asan and ubsan):
         pytest.skip("gcc with libasan/libubsan is needed to build the sanitized extension")
-    pkg = tmp_path / "engine"
+    pkg = tmp_path / "anchor" / "engine"  # found before the installed copy via PYTHONPATH
     shutil.copytree(ROOT / "engine", pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
     target = pkg / ("_movegen" + sysconfig.get_config_var("EXT_SUFFIX"))
     compile_cmd = [

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ACROSS, DOWN, Board, Lexicon, Ruleset, Solver, score_play, validate_play
-from engine.notation import make_play
+from anchor.engine import ACROSS, DOWN, Board, Lexicon, Ruleset, Solver, score_play, validate_play
+from anchor.engine.notation import make_play
 
 from .conftest import data_path
 

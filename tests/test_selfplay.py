@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from client import protocol as p
-from client.cli import main
-from engine import Lexicon, Ruleset, Solver
-from engine.gcg import read_gcg, replay
-from engine.moves import Move
-from engine.selfplay import Greedy, InvariantError, play_game
+from anchor.client import protocol as p
+from anchor.client.cli import main
+from anchor.engine import Lexicon, Ruleset, Solver
+from anchor.engine.gcg import read_gcg, replay
+from anchor.engine.moves import Move
+from anchor.engine.selfplay import Greedy, InvariantError, play_game
 
 from .conftest import DEFAULT_KWG
 

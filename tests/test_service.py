@@ -15,11 +15,11 @@ from random import Random
 
 import pytest
 
-from client import protocol as p
-from client.analysis import LexiconRegistry, run_request
-from client.client import AnalysisClient
-from engine import Ruleset, parse_cgp
-from engine.legality import random_rack
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry, run_request
+from anchor.client.client import AnalysisClient
+from anchor.engine import Ruleset, parse_cgp
+from anchor.engine.legality import random_rack
 
 from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, run_worker, wait_until
@@ -86,7 +86,7 @@ def test_cli_through_redis_prints_what_it_prints_in_process(server, queue, worke
     base = [
         sys.executable,
         "-m",
-        "client.cli",
+        "anchor.client.cli",
         "analyze",
         "--cgp",
         BENCH[3],
@@ -284,7 +284,7 @@ def test_password_protected_redis(tmp_path_factory, tmp_path):
                 [
                     sys.executable,
                     "-m",
-                    "client.cli",
+                    "anchor.client.cli",
                     "worker",
                     "--redis-url",
                     wrong,
@@ -305,7 +305,7 @@ def test_password_protected_redis(tmp_path_factory, tmp_path):
 
 
 def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, tmp_path, capsys):
-    from client.cli import main
+    from anchor.client.cli import main
 
     workers(None)
     workers(None)
@@ -339,7 +339,7 @@ def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, t
 
 
 def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, tmp_path):
-    from client.cli import main
+    from anchor.client.cli import main
 
     workers(None)
     workers(None)
@@ -372,9 +372,9 @@ def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, t
 
 
 def test_train_leaves_through_the_fleet(server, queue, workers, tmp_path, capsys):
-    from client.cli import main
-    from engine import Ruleset
-    from engine.leaves import Leaves
+    from anchor.client.cli import main
+    from anchor.engine import Ruleset
+    from anchor.engine.leaves import Leaves
 
     workers(None, "--lexicon", "russian")
     out = tmp_path / "ru.klv2"

@@ -21,15 +21,17 @@ import msgpack
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from client import protocol as p
-from client.serializer import Packed
+from anchor.client import protocol as p
+from anchor.client.serializer import Packed
 
 from . import jobs
 
 log = logging.getLogger("anchor.guard")
 
 # The only functions a worker runs, by the name a client enqueues.
-ALLOWED_FUNCTIONS: dict[str, Callable[..., Any]] = {"worker.jobs.analyze": jobs.analyze}
+ALLOWED_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    name: jobs.analyze for name in (p.JOB_FUNCTION, *p.JOB_FUNCTION_ALIASES)
+}
 
 FORBIDDEN_FUNCTION = p.FORBIDDEN_FUNCTION
 MALFORMED_JOB = p.MALFORMED_JOB
@@ -74,7 +76,7 @@ class AnchorJob(Job):
         self.oversized = False
         if _inflate(_as_bytes(fields["data"]), MAX_JOB_DATA) is None:
             self.oversized = True  # answered `payload_too_large`, like any request over 1 MiB
-            fields["data"] = zlib.compress(msgpack.packb(["worker.jobs.analyze", None, [b""], {}]))
+            fields["data"] = zlib.compress(msgpack.packb([p.JOB_FUNCTION, None, [b""], {}]))
         if "exc_info" in fields and _inflate(_as_bytes(fields["exc_info"]), MAX_EXC_INFO) is None:
             fields["exc_info"] = b""
         try:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from rq.timeouts import JobTimeoutException
 
-from client import protocol as p
-from client.analysis import Deadline, LexiconRegistry, run_request
-from client.serializer import Packed
+from anchor.client import protocol as p
+from anchor.client.analysis import Deadline, LexiconRegistry, run_request
+from anchor.client.serializer import Packed
 
 from .metrics import METRICS
 

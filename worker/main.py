@@ -24,11 +24,11 @@ from rq.registry import clean_registries
 from rq.utils import now, str_to_date
 from rq.worker import WorkerStatus
 
-from client import protocol as p
-from client.analysis import LexiconRegistry
-from client.lexica import lexicon_path
-from client.serializer import MsgpackSerializer
-from engine.rules import builtin_names
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry
+from anchor.client.lexica import lexicon_path
+from anchor.client.serializer import MsgpackSerializer
+from anchor.engine.rules import builtin_names
 
 from . import logs
 from .guard import AnchorJob

@@ -16,8 +16,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from engine import LexiconError
-from engine.files import open_regular
+from anchor.engine import LexiconError
+from anchor.engine.files import open_regular
 
 CHUNK = 1 << 20
 

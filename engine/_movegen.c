@@ -255,6 +255,8 @@ out:
 #define MAX_CELLS (MAX_SIDE * MAX_SIDE)
 #define MAX_LETTERS 63              /* cross-sets are 64-bit masks, bit 0 unused */
 #define MAX_RACK 16
+#define MAX_TILE_VALUE 1000
+#define MAX_BINGO 100000
 #define BLANK_FLAG 0x80u
 #define TILE_MASK 0x7Fu
 #define RECORD_TILES 24             /* >= MAX_SIDE */
@@ -1127,15 +1129,10 @@ static double max_score(const Rules *r) {
     return main + cross + r->bingo;
 }
 
-static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
-                            "centre_row", "centre_col", "rack_size", "bingo", NULL};
-    PyObject *kwg, *values, *lm, *wm;
-    Rules *r = &self->rules;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii", names, &kwg, &r->rows, &r->cols,
-                                     &values, &lm, &wm, &r->centre_row, &r->centre_col,
-                                     &r->rack_size, &r->bingo))
-        return -1;
+/* Checks the ruleset constants (r->rows .. r->bingo already set) and reads the tile values
+ * and premium grids into r. The same checks serve Generator() and check_rules(), so the
+ * limits a ruleset file is held to are the generator's own. -1 with ValueError. */
+static int rules_load(Rules *r, PyObject *values, PyObject *lm, PyObject *wm) {
     if (r->rows < 2 || r->rows > MAX_SIDE || r->cols < 2 || r->cols > MAX_SIDE) {
         PyErr_Format(PyExc_ValueError, "board %dx%d: each side must be 2..%d", r->rows, r->cols, MAX_SIDE);
         return -1;
@@ -1144,8 +1141,12 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "centre square is off the board");
         return -1;
     }
-    if (r->rack_size < 1 || r->rack_size > MAX_RACK || r->bingo < 0 || r->bingo > 100000) {
-        PyErr_SetString(PyExc_ValueError, "rack size must be 1..16 and the bingo bonus 0..100000");
+    if (r->rack_size < 1 || r->rack_size > MAX_RACK) {
+        PyErr_Format(PyExc_ValueError, "rack size %d: it must be 1..%d", r->rack_size, MAX_RACK);
+        return -1;
+    }
+    if (r->bingo < 0 || r->bingo > MAX_BINGO) {
+        PyErr_Format(PyExc_ValueError, "bingo bonus %d: it must be 0..%d", r->bingo, MAX_BINGO);
         return -1;
     }
     PyObject *seq = PySequence_Fast(values, "values must be a sequence of ints");
@@ -1164,9 +1165,10 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
             Py_DECREF(seq);
             return -1;
         }
-        if (v < 0 || v > 1000 || (i == 0 && v != 0)) {
+        if (v < 0 || v > MAX_TILE_VALUE || (i == 0 && v != 0)) {
             Py_DECREF(seq);
-            PyErr_Format(PyExc_ValueError, "tile value %ld at %zd is out of range", v, i);
+            PyErr_Format(PyExc_ValueError, "tile %zd is worth %ld points; values must be 0..%d",
+                         i, v, MAX_TILE_VALUE);
             return -1;
         }
         r->values[i] = (int32_t)v;
@@ -1183,18 +1185,53 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     double most = max_score(r);
     if (most >= MAX_SCORE) {
         PyErr_Format(PyExc_ValueError,
-                     "tile values and premiums allow a play of up to %.0f points; scores must stay "
-                     "below %d (they are ranked as exact 32-bit floats)", most, MAX_SCORE);
+                     "tile values and premiums allow a play of up to %lld points; scores must stay "
+                     "below %d (they are ranked as exact 32-bit floats)", (long long)most, MAX_SCORE);
         return -1;
     }
-    if (self->has_kwg) {
-        PyBuffer_Release(&self->kwg);
-        self->has_kwg = 0;
+    return 0;
+}
+
+static char *rules_names[] = {"rows", "cols", "values", "letter_mult", "word_mult",
+                              "centre_row", "centre_col", "rack_size", "bingo", NULL};
+
+static PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw) {
+    (void)mod;
+    PyObject *values, *lm, *wm;
+    Rules *r = malloc(sizeof *r);
+    if (!r) return PyErr_NoMemory();
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiOOOiiii", rules_names, &r->rows, &r->cols,
+                                     &values, &lm, &wm, &r->centre_row, &r->centre_col,
+                                     &r->rack_size, &r->bingo) ||
+        rules_load(r, values, lm, wm) < 0) {
+        free(r);
+        return NULL;
     }
-    free(self->owned_nodes);
-    self->owned_nodes = NULL;
-    free(self->masks);
-    self->masks = NULL;
+    double most = max_score(r);
+    free(r);
+    return PyFloat_FromDouble(most);
+}
+
+PyDoc_STRVAR(check_rules_doc,
+"check_rules(rows, cols, values, letter_mult, word_mult, centre_row, centre_col, rack_size,\n"
+"            bingo) -> float\n\n"
+"Check ruleset constants against the generator's limits, as Generator() does; returns\n"
+"an upper bound on any play's score, or raises ValueError naming what is out of range.");
+
+static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
+                            "centre_row", "centre_col", "rack_size", "bingo", NULL};
+    PyObject *kwg, *values, *lm, *wm;
+    Rules *r = &self->rules;
+    if (self->has_kwg) { /* the lexicon buffer is held for the object's life */
+        PyErr_SetString(PyExc_TypeError, "Generator is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii", names, &kwg, &r->rows, &r->cols,
+                                     &values, &lm, &wm, &r->centre_row, &r->centre_col,
+                                     &r->rack_size, &r->bingo))
+        return -1;
+    if (rules_load(r, values, lm, wm) < 0) return -1;
     if (PyObject_GetBuffer(kwg, &self->kwg, PyBUF_SIMPLE) < 0) return -1;
     self->has_kwg = 1;
     if (self->kwg.len % 4 != 0 || self->kwg.len < 8 || (uint64_t)self->kwg.len / 4 > KWG_MAX_NODES) {
@@ -1559,6 +1596,8 @@ out:
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
     {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
+    {"check_rules", (PyCFunction)(void (*)(void))py_check_rules, METH_VARARGS | METH_KEYWORDS,
+     check_rules_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1578,8 +1617,14 @@ PyMODINIT_FUNC PyInit__movegen(void) {
         Py_DECREF(m);
         return NULL;
     }
+    /* The limits rules.py checks ruleset files against: one definition, here. */
     if (PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(MoveRecord)) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_SIDE", MAX_SIDE) < 0) {
+        PyModule_AddIntConstant(m, "MAX_SIDE", MAX_SIDE) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_LETTERS", MAX_LETTERS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_RACK", MAX_RACK) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_TILE_VALUE", MAX_TILE_VALUE) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_BINGO", MAX_BINGO) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SCORE", MAX_SCORE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from . import _movegen
 from .errors import RulesetError
 
 if sys.version_info >= (3, 11):
@@ -21,8 +22,13 @@ else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
 BLANK = "?"
-MAX_LETTERS = 63  # cross-sets are 64-bit masks; bit 0 is unused
-MAX_SIDE = 21  # the move generator's fixed buffers hold boards up to 21x21
+# The generator's limits, defined once in _movegen.c: cross-sets are 64-bit masks (bit 0
+# unused), fixed buffers hold boards up to 21x21, scores rank as exact 32-bit floats.
+MAX_LETTERS = _movegen.MAX_LETTERS
+MAX_SIDE = _movegen.MAX_SIDE
+MAX_RACK = _movegen.MAX_RACK
+MAX_TILE_VALUE = _movegen.MAX_TILE_VALUE
+MAX_BINGO = _movegen.MAX_BINGO
 PREMIUMS = {  # grid character -> (letter multiplier, word multiplier)
     ".": (1, 1),
     "d": (2, 1),
@@ -129,6 +135,26 @@ class Ruleset:
         """(letter multiplier, word multiplier) of a square."""
         return PREMIUMS[self.premiums[row][col]]
 
+    def premium_grids(self) -> tuple[bytes, bytes]:
+        """Letter and word multipliers of every square, row by row (the generator's input)."""
+        squares = [PREMIUMS[ch] for row in self.premiums for ch in row]
+        return bytes(lm for lm, _ in squares), bytes(wm for _, wm in squares)
+
+    def generator_args(self) -> tuple:
+        """The arguments after the lexicon of _movegen.Generator (and of check_rules)."""
+        letter_mult, word_mult = self.premium_grids()
+        return (
+            self.rows,
+            self.cols,
+            self.tile_values,
+            letter_mult,
+            word_mult,
+            self.centre[0],
+            self.centre[1],
+            self.rack_size,
+            self.bingo_bonus,
+        )
+
     def transposed(self) -> Ruleset:
         """The same rules on the board mirrored across its main diagonal."""
         if (
@@ -200,11 +226,11 @@ def _parse(raw: dict, source: str) -> Ruleset:
         if not 2 <= side <= MAX_SIDE:
             raise RulesetError(f"{source}: field {key!r} is {side}; it must be 2..{MAX_SIDE}")
     rack_size = _require(raw, "rack_size", int, source)
-    if not 1 <= rack_size <= 16:
-        raise RulesetError(f"{source}: field 'rack_size' is {rack_size}; it must be 1..16")
+    if not 1 <= rack_size <= MAX_RACK:
+        raise RulesetError(f"{source}: field 'rack_size' is {rack_size}; it must be 1..{MAX_RACK}")
     bingo = _require(raw, "bingo_bonus", int, source)
-    if bingo < 0:
-        raise RulesetError(f"{source}: field 'bingo_bonus' is negative ({bingo})")
+    if not 0 <= bingo <= MAX_BINGO:
+        raise RulesetError(f"{source}: field 'bingo_bonus' is {bingo}; it must be 0..{MAX_BINGO}")
 
     alphabet, counts, values, blanks = _parse_tiles(_require(raw, "tiles", str, source), source)
     total = _require(raw, "total_tiles", int, source)
@@ -234,7 +260,7 @@ def _parse(raw: dict, source: str) -> Ruleset:
             raise RulesetError(f"{source}: [fold] maps {src!r}, which has a tile of its own")
         fold[src_u] = dst_u
 
-    return Ruleset(
+    rules = Ruleset(
         name=name,
         title=str(title),
         alphabet=alphabet,
@@ -252,6 +278,11 @@ def _parse(raw: dict, source: str) -> Ruleset:
         letter_index=MappingProxyType({ch: i + 1 for i, ch in enumerate(alphabet)}),
         tile_values=(0, *(values[ch] for ch in alphabet)),
     )
+    try:
+        _movegen.check_rules(*rules.generator_args())
+    except ValueError as exc:  # e.g. values whose plays could reach 2^24 points
+        raise RulesetError(f"{source}: {exc}") from None
+    return rules
 
 
 def _parse_tiles(text: str, source: str) -> tuple[tuple[str, ...], dict, dict, int]:
@@ -274,6 +305,8 @@ def _parse_tiles(text: str, source: str) -> tuple[tuple[str, ...], dict, dict, i
             raise RulesetError(f"{where}: count and value must be whole numbers") from None
         if count < 0 or value < 0:
             raise RulesetError(f"{where}: count and value must not be negative")
+        if value > MAX_TILE_VALUE:
+            raise RulesetError(f"{where}: {value} points; a tile may be worth 0..{MAX_TILE_VALUE}")
         if letter == BLANK:
             if blanks is not None:
                 raise RulesetError(f"{where}: the blank '?' is listed twice")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -150,18 +152,51 @@ def test_fuzz_edits_of_a_real_ruleset(position, insert):
     assert rules.total_tiles == sum(rules.counts.values()) + rules.blanks
 
 
-def test_rules_whose_scores_could_overflow_are_refused_by_the_solver():
+def test_rules_whose_scores_could_overflow_are_refused_at_load():
     """Quadruple word squares everywhere and a 900-point Z: a play could score far beyond
-    what the generator ranks exactly, so the Solver refuses the rules, saying why."""
-    from anchor.engine import Lexicon, Solver
-    from anchor.engine.errors import InputError
-
+    what the generator ranks exactly, so loading the rules fails, saying why and by how
+    much (the generator's own check, _movegen.check_rules, run at load)."""
     text = english_text()
     grid = text.split('premiums = """')[1].split('"""')[0]
     quad = "\n".join("Q" * 15 for _ in range(15))
-    text = text.replace(grid, "\n" + quad + "\n").replace("Z 1 10", "Z 1 900")
-    rules = Ruleset.from_toml(text, source="huge.toml")
-    lexicon = Lexicon.build(["ZA", "AZ"], rules)
-    with pytest.raises(InputError, match="scores must stay below"):
-        Solver(lexicon, rules)
-    Solver(Lexicon.build(["ZA", "AZ"], Ruleset.load("english")))  # the real rules pass
+    huge = text.replace(grid, "\n" + quad + "\n").replace("Z 1 10", "Z 1 900")
+    with pytest.raises(
+        RulesetError, match=r"huge.toml: .* up to \d{8,} points; scores must stay below 16777216"
+    ):
+        Ruleset.from_toml(huge, source="huge.toml")
+    Ruleset.from_toml(text.replace("Z 1 10", "Z 1 900"), source="ok.toml")  # plain premiums pass
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("Z 1 10", "Z 1 1001", "1001 points; a tile may be worth 0..1000"),
+        (
+            "bingo_bonus = 50",
+            "bingo_bonus = 100001",
+            "'bingo_bonus' is 100001; it must be 0..100000",
+        ),
+        ("rack_size = 7", "rack_size = 17", "'rack_size' is 17; it must be 1..16"),
+    ],
+)
+def test_ruleset_limits_are_the_generators(old, new, message):
+    from anchor.engine import _movegen
+
+    assert (_movegen.MAX_TILE_VALUE, _movegen.MAX_BINGO, _movegen.MAX_RACK) == (1000, 100000, 16)
+    with pytest.raises(RulesetError, match=re.escape(message)):
+        Ruleset.from_toml(english_text().replace(old, new), source="x.toml")
+
+
+def test_a_generator_cannot_be_initialised_twice(english):
+    from anchor.engine import Lexicon, Solver
+
+    solver = Solver(Lexicon.build(["ZA", "AZ"], english), english)
+    with pytest.raises(TypeError, match="already initialised"):
+        solver._generator.__init__(solver.lexicon.buffer, *english.generator_args())
+    assert len(solver.generate_moves(solver_board(english), "AZ")) > 0
+
+
+def solver_board(rules):
+    from anchor.engine import Board
+
+    return Board.empty(rules)

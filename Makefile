@@ -6,15 +6,19 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench fuzz soak dictionaries lint clean redis-server chromium
+.PHONY: demo test bench fuzz soak dictionaries lint clean redis-server chromium \
+	install-redis-server install-chromium
 
 $(STAMP): pyproject.toml setup.py engine/_movegen.c
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	@touch $(STAMP)
 
+# Downloads are cached beside the lexica, so a clean clone fetches each package once.
+LEXICON := ANCHOR_CACHE_DIR=dictionaries/build/cache $(VENV)/bin/anchor lexicon
+
 dictionaries/build/%.kwg: | $(STAMP)
-	$(PY) dictionaries/fetch.py $*
+	$(LEXICON) install $* --dir dictionaries/build
 
 demo: $(STAMP) $(ENGLISH_KWG)
 	@$(VENV)/bin/anchor demo
@@ -22,17 +26,34 @@ demo: $(STAMP) $(ENGLISH_KWG)
 test: $(STAMP) $(LEXICA) redis-server chromium
 	$(PY) -m pytest -q
 
-# The report test renders HTML in headless Chromium; install it when missing (the test
-# says why it skips if that is impossible here).
-chromium:
-	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (apt)"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-	  || echo "could not install chromium: the report rendering test will be skipped"; }
+# System packages the suite uses: redis-server (the service tests start their own; make
+# test cannot pass without it) and Chromium (the report is checked in a headless browser;
+# without it that one test is skipped, saying why). When missing they are installed with
+# apt, quietly (its output goes to .venv/apt.log), which needs root; without root the
+# target says what to install.
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+# $(1): the package; $(2): what happens without it
+define apt_install
+	@echo "installing $(1) with apt for make test (log: .venv/apt.log)"
+	@if [ "$$(id -u)" != 0 ]; then \
+	  echo "make test: $(1) is missing and only root can install it (apt-get install $(1)); $(2)" >&2; \
+	  exit 1; fi
+	@mkdir -p .venv && (apt-get update -qq && $(APT_INSTALL) $(1)) >>.venv/apt.log 2>&1 \
+	  || { echo "make test: apt could not install $(1) (see .venv/apt.log); $(2)" >&2; exit 1; }
+endef
 
-# The service tests start their own redis-server; install it when the machine has none.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || $(MAKE) --no-print-directory install-chromium || true
+
+install-chromium:
+	$(call apt_install,chromium,the report rendering test will be skipped)
+
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { echo "installing redis-server (apt)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }
+	@command -v redis-server >/dev/null 2>&1 || $(MAKE) --no-print-directory install-redis-server
+
+install-redis-server:
+	$(call apt_install,redis-server,the service tests cannot run)
 
 bench: $(STAMP)
 	$(PY) bench/lexicon.py
@@ -51,7 +72,7 @@ soak: $(STAMP) redis-server
 	$(PY) bench/soak.py
 
 dictionaries: $(STAMP)
-	$(PY) dictionaries/fetch.py
+	$(LEXICON) install --dir dictionaries/build
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check engine client worker dictionaries bench tests

@@ -1,17 +1,46 @@
-"""Finding lexicon files by name: `english` -> dictionaries/build/english.kwg.
+"""Where lexica live and how a name finds one: `english` -> a folder's english.kwg.
 
-Search order: $ANCHOR_LEXICON_DIR, ./dictionaries/build, then the dictionaries/build
-folder of the source tree this package was installed from.
+Search order, first match wins:
+  1. $ANCHOR_LEXICON_DIR (when set; also where `anchor lexicon install` writes)
+  2. ./dictionaries/build (a source checkout, where `make` builds them)
+  3. the per-user data folder, e.g. ~/.local/share/anchor/lexica (platformdirs)
+  4. the dictionaries/build folder of the source tree of an editable install
+Downloads are cached in the per-user cache folder ($ANCHOR_CACHE_DIR overrides).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from anchor.engine import Lexicon, LexiconError, Ruleset
+import platformdirs
+
+from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset
+from anchor.engine.lexicon_info import sha256_file
+
+from .recipes import RECIPES, RecipeError, default_names
 
 DEFAULT_LEXICON = {"english": "english", "russian": "russian", "erudit": "erudit"}
+APP = "anchor"
+# Where `make` builds lexica in the source tree of an editable install.
+SOURCE_TREE_BUILD = Path(__file__).resolve().parents[1] / "dictionaries" / "build"
+
+
+def user_lexicon_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP)) / "lexica"
+
+
+def install_dir() -> Path:
+    """Where `anchor lexicon install` writes unless told otherwise."""
+    env = os.environ.get("ANCHOR_LEXICON_DIR")
+    return Path(env) if env else user_lexicon_dir()
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("ANCHOR_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir(APP)) / "downloads"
 
 
 def search_dirs() -> list[Path]:
@@ -19,7 +48,8 @@ def search_dirs() -> list[Path]:
     if os.environ.get("ANCHOR_LEXICON_DIR"):
         dirs.append(Path(os.environ["ANCHOR_LEXICON_DIR"]))
     dirs.append(Path.cwd() / "dictionaries" / "build")
-    dirs.append(Path(__file__).resolve().parents[1] / "dictionaries" / "build")
+    dirs.append(user_lexicon_dir())
+    dirs.append(SOURCE_TREE_BUILD)
     unique: list[Path] = []
     for folder in dirs:
         if folder.resolve() not in [u.resolve() for u in unique]:
@@ -27,10 +57,14 @@ def search_dirs() -> list[Path]:
     return unique
 
 
+def is_path(name_or_path: str) -> bool:
+    return Path(name_or_path).suffix == ".kwg" or os.sep in name_or_path or "/" in name_or_path
+
+
 def lexicon_path(name_or_path: str) -> Path:
     """The file a lexicon name or path stands for; LexiconError when there is none."""
     candidate = Path(name_or_path)
-    if candidate.suffix == ".kwg" or os.sep in name_or_path:
+    if is_path(name_or_path):
         if candidate.is_file():
             return candidate
         raise LexiconError(f"lexicon file {name_or_path} does not exist")
@@ -39,13 +73,105 @@ def lexicon_path(name_or_path: str) -> Path:
         if path.is_file():
             return path
     looked = ", ".join(str(d) for d in search_dirs())
+    hint = (
+        f"run `anchor lexicon install {name_or_path}`"
+        if name_or_path in RECIPES
+        else f"build one with `anchor build-lexicon` (known recipes: {', '.join(RECIPES)})"
+    )
     raise LexiconError(
         f"no lexicon named {name_or_path!r} (looked for {name_or_path}.kwg in {looked}); "
-        f"run `make dictionaries` or pass a .kwg path"
+        f"{hint}, or pass a .kwg path"
     )
+
+
+def lexicon_ruleset(name_or_path: str | None) -> str | None:
+    """The ruleset a lexicon's sidecar names; None for a bare KWG or no lexicon."""
+    if not name_or_path:
+        return None
+    try:
+        info = LexiconInfo.read(lexicon_path(name_or_path))
+    except LexiconError:
+        return None
+    return info.ruleset if info else None
 
 
 def open_lexicon(name_or_path: str | None, rules: Ruleset) -> Lexicon:
     """Open a lexicon by name or path; None means the ruleset's default lexicon."""
     name = name_or_path or DEFAULT_LEXICON.get(rules.name, rules.name)
     return Lexicon.open(lexicon_path(name), rules)
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """A lexicon file found in one of the search folders."""
+
+    name: str
+    path: Path
+    info: LexiconInfo | None
+
+
+def installed() -> Iterator[Installed]:
+    """Every NAME.kwg in the search folders, the one a name resolves to first."""
+    seen: set[str] = set()
+    for folder in search_dirs():
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.kwg")):
+            if path.stem in seen:
+                continue
+            seen.add(path.stem)
+            try:
+                info = LexiconInfo.read(path)
+            except LexiconError:
+                info = None
+            yield Installed(path.stem, path, info)
+
+
+def install(
+    names: list[str] | None,
+    folder: Path | None = None,
+    force: bool = False,
+    say: Callable[[str], None] = print,
+) -> list[Path]:
+    """Fetch and build pinned lexica into `folder` (default: install_dir()); a name
+    already there and intact is skipped unless `force`."""
+    folder = folder or install_dir()
+    names = names or default_names()
+    unknown = [n for n in names if n not in RECIPES]
+    if unknown:
+        raise RecipeError(f"no recipe named {', '.join(unknown)}; known: {', '.join(RECIPES)}")
+    built = []
+    for name in names:
+        recipe = RECIPES[name]
+        path = folder / f"{name}.kwg"
+        if not force and path.is_file() and not verify(path, recipe.kwg_sha256):
+            say(f"{name}: already installed at {path}")
+        else:
+            recipe.build(folder, cache_dir(), say)
+        built.append(path)
+    return built
+
+
+def verify(path: Path, pinned: str | None = None) -> list[str]:
+    """What is wrong with an installed lexicon: its bytes against its sidecar (and the
+    recipe's pin), its structure against its ruleset. Empty when it is intact."""
+    try:
+        info = LexiconInfo.read(path)
+    except LexiconError as exc:
+        return [str(exc)]
+    if info is None:
+        return [f"{path} has no sidecar ({path.name}.json): reinstall it or pass --ruleset"]
+    problems = []
+    digest = sha256_file(path)
+    if digest != info.sha256:
+        problems.append(f"{path}: sha256 {digest[:16]}… is not the sidecar's {info.sha256[:16]}…")
+    if pinned and digest != pinned:
+        problems.append(f"{path}: sha256 {digest[:16]}… is not the recipe's pin {pinned[:16]}…")
+    try:
+        lexicon = Lexicon.open(path, Ruleset.load(info.ruleset))
+        if len(lexicon) != info.words:
+            problems.append(f"{path}: {len(lexicon)} words, the sidecar says {info.words}")
+        lexicon.close()
+    except AnchorError as exc:
+        problems.append(str(exc))
+    return problems

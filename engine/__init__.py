@@ -2,7 +2,9 @@
 
 from .board import ACROSS, DOWN, Board
 from .errors import AnchorError, InputError, LexiconError, RulesetError, WorkLimitError
+from .leaves import Leaves
 from .lexicon import BuildReport, Lexicon
+from .lexicon_info import LexiconInfo
 from .moves import Move, MoveList
 from .notation import Play, Position, parse_cgp, parse_play, parse_rack
 from .rules import Ruleset
@@ -16,7 +18,9 @@ __all__ = [
     "Board",
     "BuildReport",
     "InputError",
+    "Leaves",
     "Lexicon",
+    "LexiconInfo",
     "LexiconError",
     "Move",
     "MoveList",

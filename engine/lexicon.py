@@ -8,6 +8,7 @@ worker processes on one machine share one copy in the page cache.
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 from . import _movegen
 from .errors import LexiconError
 from .files import open_regular
+from .lexicon_info import LexiconInfo
 from .rules import Ruleset
 
 ARC_MASK = 0x3FFFFF
@@ -55,7 +57,17 @@ class BuildReport:
 class Lexicon:
     """A read-only word graph over a KWG buffer (a mapped file or built bytes)."""
 
-    __slots__ = ("rules", "path", "_mmap", "_buffer", "_nodes", "_words", "_max_len", "report")
+    __slots__ = (
+        "rules",
+        "path",
+        "_mmap",
+        "_buffer",
+        "_nodes",
+        "_words",
+        "_max_len",
+        "report",
+        "info",
+    )
 
     def __init__(
         self,
@@ -64,8 +76,10 @@ class Lexicon:
         path: str | None = None,
         mapping=None,
         report: BuildReport | None = None,
+        info: LexiconInfo | None = None,
     ):
         self.rules = rules
+        self.info = info
         self.path = path
         self._mmap = mapping
         self._buffer = buffer
@@ -100,6 +114,9 @@ class Lexicon:
         place (a truncated mapping kills the process with SIGBUS). A long-running worker
         maps a private snapshot instead (worker/snapshot.py)."""
         path = os.fspath(path)
+        info = LexiconInfo.read(path)
+        if info is not None:
+            info.check_alphabet(path, rules.name, "".join(rules.alphabet))
         with open_regular(path, "lexicon", LexiconError) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
@@ -108,18 +125,30 @@ class Lexicon:
                 mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except OSError as exc:
                 raise LexiconError(f"cannot map lexicon {path}: {exc.strerror}") from None
-        return cls(mapping, rules, path=path, mapping=mapping)
+        return cls(mapping, rules, path=path, mapping=mapping, info=info)
 
     @classmethod
     def from_bytes(cls, data: bytes, rules: Ruleset) -> Lexicon:
         return cls(bytes(data), rules)
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the KWG bytes (atomically: a reader never sees half a file)."""
+    def save(self, path: str | os.PathLike, source: str = "", licence: str = "") -> LexiconInfo:
+        """Write the KWG bytes and their sidecar (lexicon_info.py), each atomically: a
+        reader never sees half a file. Returns what the sidecar says."""
         path = Path(path)
+        data = self.to_bytes()
+        info = LexiconInfo(
+            ruleset=self.rules.name,
+            alphabet="".join(self.rules.alphabet),
+            words=len(self),
+            sha256=hashlib.sha256(data).hexdigest(),
+            source=source,
+            licence=licence,
+        )
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(self.to_bytes())
+        tmp.write_bytes(data)
         os.replace(tmp, path)
+        info.write(path)
+        return info
 
     def to_bytes(self) -> bytes:
         return bytes(memoryview(self._buffer))

@@ -53,5 +53,5 @@ def magpie_twl06(english) -> Lexicon:
 @pytest.fixture(scope="session")
 def default_english(english) -> Lexicon:
     if not DEFAULT_KWG.exists():
-        pytest.fail(f"{DEFAULT_KWG} is missing: `make test` builds it (dictionaries/fetch.py)")
+        pytest.fail(f"{DEFAULT_KWG} is missing: `make test` builds it (anchor lexicon install)")
     return Lexicon.open(DEFAULT_KWG, english)

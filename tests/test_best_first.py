@@ -35,7 +35,7 @@ def solver_for(name: str) -> Solver:
     rules = Ruleset.load(name)
     path = data_path("kwg", "TWL06.kwg") if name == "english" else BUILD / f"{name}.kwg"
     if not path.exists():
-        pytest.fail(f"{path} is missing: `make test` builds it (dictionaries/fetch.py)")
+        pytest.fail(f"{path} is missing: `make test` builds it (anchor lexicon install)")
     return Solver(Lexicon.open(path, rules), rules)
 
 

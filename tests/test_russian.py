@@ -1,5 +1,5 @@
 """Russian Scrabble, Эрудит and Super Scrabble end to end: real lexica from the
-registries (dictionaries/fetch.py), hand-computed scores, the oracle, self-played games."""
+registries (anchor lexicon install), hand-computed scores, the oracle, self-played games."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ BUILD = ROOT / "dictionaries" / "build"
 def lexicon_for(name: str) -> Lexicon:
     path = BUILD / f"{name}.kwg"
     if not path.exists():
-        pytest.fail(f"{path} is missing: `make test` builds it (dictionaries/fetch.py {name})")
+        pytest.fail(f"{path} is missing: `make test` builds it (anchor lexicon install {name})")
     return Lexicon.open(path, Ruleset.load(name))
 
 

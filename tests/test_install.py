@@ -1,0 +1,208 @@
+"""What a new user does, in fresh virtual environments: install the wheel and get a
+lexicon with `anchor lexicon`, from a folder that is not the source tree; and the
+Docker image's own steps (its COPY, ENV, RUN, CMD and HEALTHCHECK lines, read from
+deploy/Dockerfile) ending in a worker that answers a job.
+
+These build the package and install its dependencies with pip, as a user would: about a
+minute here. Downloads of word lists come from the checkout's cache (`make` fills it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from anchor.client.client import AnalysisClient
+from anchor.client.protocol import Position, Request, move_dicts
+
+from .conftest import ROOT
+from .service import RedisServer, free_port, wait_until
+
+CACHE = ROOT / "dictionaries" / "build" / "cache"
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+
+
+def make_venv(folder: Path) -> Path:
+    venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+    return folder / "bin"
+
+
+def run(argv: list[str], cwd: Path, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return done
+
+
+def user_env(bin_dir: Path, home: Path, **extra: str) -> dict:
+    """A user's environment: the venv first on PATH, a home of its own (so the per-user
+    data folder is empty), nothing of this project's variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANCHOR_", "XDG_"))}
+    env.pop("PYTHONPATH", None)
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(home),
+        VIRTUAL_ENV=str(bin_dir.parent),
+        ANCHOR_CACHE_DIR=str(CACHE),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    done = run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
+        cwd=out,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (found,) = out.glob("anchor_scrabble-*.whl")
+    return found
+
+
+def test_the_wheel_installs_under_one_namespace(wheel):
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"anchor"}, tops  # no generic engine/, client/, worker/ in site-packages
+    assert any(re.match(r"anchor/engine/_movegen\..*\.so$", n) for n in names)
+    assert "anchor/engine/rulesets/english.toml" in names
+    assert "anchor/client/recipes.py" in names
+
+
+def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):
+    bin_dir = make_venv(tmp_path / "venv")
+    home = tmp_path / "home"
+    elsewhere = tmp_path / "somewhere"
+    elsewhere.mkdir()
+    env = user_env(bin_dir, home)
+    done = run([str(bin_dir / "pip"), "install", "--quiet", str(wheel)], elsewhere, env)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    before = run(["anchor", "demo"], elsewhere, env)
+    assert before.returncode == 2
+    assert "run `anchor lexicon install english`" in before.stderr
+    assert "Traceback" not in before.stderr and before.stderr.count("\n") == 1
+
+    install = run(["anchor", "lexicon", "install", "english"], elsewhere, env)
+    assert install.returncode == 0, install.stderr
+    user_dir = home / ".local" / "share" / "anchor" / "lexica"
+    assert (user_dir / "english.kwg").is_file() and (user_dir / "english.kwg.json").is_file()
+
+    demo = run(["anchor", "demo"], elsewhere, env)
+    assert demo.returncode == 0, demo.stderr
+    assert "total 82" in demo.stdout and str(user_dir / "english.kwg") in demo.stdout
+    listed = run(["anchor", "lexicon", "list"], elsewhere, env)
+    assert re.search(rf"^english .* {re.escape(str(user_dir))}/english.kwg ", listed.stdout, re.M)
+    verify = run(["anchor", "lexicon", "verify"], elsewhere, env)
+    assert verify.returncode == 0 and "english: ok" in verify.stdout
+
+    # ANCHOR_LEXICON_DIR moves both the install and the search
+    other = tmp_path / "shared-lexica"
+    env2 = dict(env, ANCHOR_LEXICON_DIR=str(other))
+    assert run(["anchor", "lexicon", "install", "english"], elsewhere, env2).returncode == 0
+    assert (other / "english.kwg").is_file()
+    path = run(["anchor", "lexicon", "path", "english"], elsewhere, env2)
+    assert path.stdout.strip() == str((other / "english.kwg").resolve())
+    # nothing named engine, client or worker was installed at the top level
+    probe = "import importlib.util as u; print([n for n in ('engine', 'client', 'worker') if u.find_spec(n)])"  # noqa: E501
+    assert run([str(bin_dir / "python"), "-c", probe], elsewhere, env).stdout.strip() == "[]"
+
+
+def dockerfile_steps() -> dict:
+    """COPY, ENV, RUN, CMD and HEALTHCHECK of the image, with continuation lines joined;
+    RUN lines before WORKDIR (apt and useradd: the base image's business) are left out."""
+    text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text())
+    steps: dict = {"copy": [], "env": {}, "run": [], "cmd": None, "health": None, "workdir": None}
+    for line in text.splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "WORKDIR":
+            steps["workdir"] = rest.strip()
+        elif word == "COPY":
+            *sources, dest = rest.split()
+            steps["copy"].append((sources, dest))
+        elif word == "ENV":
+            key, _, value = rest.partition("=")
+            steps["env"][key.strip()] = value.strip()
+        elif word == "RUN" and steps["workdir"]:
+            steps["run"].append(rest)
+        elif word == "CMD":
+            steps["cmd"] = json.loads(rest)
+        elif word == "HEALTHCHECK":
+            steps["health"] = json.loads(rest.split(" CMD ", 1)[1])
+    return steps
+
+
+def test_the_docker_image_steps_build_a_worker_that_answers(tmp_path):
+    steps = dockerfile_steps()
+    app = tmp_path / "app"
+    workdir = steps["workdir"]
+
+    def local(value: str) -> str:  # the image's /app is this test's folder
+        return value.replace(workdir, str(app))
+
+    app.mkdir()
+    for sources, dest in steps["copy"]:  # only what the image copies: a missing COPY fails
+        for source in sources:
+            target = app / dest if dest not in ("./", ".") else app / source
+            if (ROOT / source).is_dir():
+                shutil.copytree(
+                    ROOT / source, target, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+                )
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(ROOT / source, target if dest not in ("./", ".") else app / source)
+    bin_dir = make_venv(tmp_path / "venv")
+    password = "s3cret-" + os.urandom(4).hex()
+    secret = tmp_path / "redis_password"
+    secret.write_text(password + "\n")
+    env = user_env(bin_dir, tmp_path / "home")
+    for key, value in steps["env"].items():
+        env[key] = str(secret) if key == "REDIS_PASSWORD_FILE" else local(value)
+    assert env["ANCHOR_LEXICON_DIR"] == str(app / "lexica")
+    for command in steps["run"]:
+        done = run(["sh", "-c", local(command)], app, env)
+        assert done.returncode == 0, f"RUN {command}\n{done.stderr[-3000:]}"
+    assert (app / "lexica" / "english.kwg").is_file()
+
+    srv = RedisServer(tmp_path, password=password)
+    port = free_port()
+    cmd = [a if a != "9100" else str(port) for a in steps["cmd"]]
+    env["REDIS_URL"] = f"redis://127.0.0.1:{srv.port}/0"  # the password comes from the file
+    worker = subprocess.Popen(
+        cmd, cwd=app, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    health = [a.replace("9100", str(port)) for a in steps["health"]]
+    try:
+        wait_until(
+            lambda: worker.poll() is not None or run(health, app, env, 10).returncode == 0,
+            60,
+            "the image's HEALTHCHECK to pass",
+            interval=0.5,
+        )
+        assert worker.poll() is None, worker.stderr.read()[-3000:]
+        cgp = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
+        request = Request(ruleset="english", lexicon="english", positions=(Position(cgp=cgp),))
+        result = AnalysisClient(srv.url, queue="anchor").analyze(request)
+        assert result["ok"], result
+        # the image's lexicon is the pinned one: the same plays as this checkout's
+        assert move_dicts(result) == move_dicts(AnalysisClient(None).analyze(request))
+        assert move_dicts(result)[0]["notation"] == "10B DONATES"
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(45) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+        srv.stop()
+    assert "Traceback" not in worker.stderr.read()

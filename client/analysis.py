@@ -3,6 +3,7 @@ and the client's embedded (no Redis) mode use, so their answers are identical.""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -34,7 +35,9 @@ class LexiconRegistry:
 
     `paths` maps lexicon names to files; with `search=True` (embedded mode) other names
     are looked up like the CLI does and rulesets may be files. A worker passes only the
-    lexica it was started with and serves built-in rulesets only.
+    lexica it was started with and serves built-in rulesets only. `rulesets` names the
+    ruleset each lexicon was built for: a request under a ruleset with another alphabet
+    is refused (a file's sidecar does the same when it is opened by path).
     """
 
     def __init__(
@@ -42,8 +45,10 @@ class LexiconRegistry:
         paths: dict[str, str] | None = None,
         search: bool = False,
         leave_paths: dict[str, str] | None = None,
+        rulesets: dict[str, str] | None = None,
     ):
         self.paths = dict(paths or {})
+        self.built_for = dict(rulesets or {})
         self.leave_paths = dict(leave_paths or {})
         self.search = search
         self._rules: dict[str, Ruleset] = {}
@@ -51,38 +56,53 @@ class LexiconRegistry:
         self._leaves: dict[tuple[str, str], Leaves] = {}
 
     def leaves(self, ruleset: str, lexicon: str | None, name: str | None) -> Leaves:
-        """Leave values by name (default: the lexicon's name); files as NAME.klv2 when
-        searching like the CLI."""
+        """Leave values by name (default: the lexicon's name); `NAME` and `NAME.klv2` are
+        one name. Searching like the CLI (embedded mode), a path to a file works too; a
+        worker serves only the names it was started with and never opens a path a
+        request names."""
         rules = self.rules(ruleset)
         name = name or lexicon or DEFAULT_LEXICON.get(rules.name, rules.name)
         key = (ruleset, name)
         if key not in self._leaves:
-            path = self.leave_paths.get(name)
-            if path is None and self.search:
-                candidate = Path(name)
-                if candidate.suffix == ".klv2" and candidate.is_file():
-                    path = str(candidate)
-                else:
-                    for folder in search_dirs():
-                        if (folder / f"{name}.klv2").is_file():
-                            path = str(folder / f"{name}.klv2")
-                            break
-            if path is None:
-                if self.search:
-                    looked = ", ".join(str(d) for d in search_dirs())
-                    message = (
-                        f"no leave values named {name!r} (looked for {name}.klv2 in "
-                        f"{looked}); give a .klv2 file"
-                    )
-                else:
-                    known = ", ".join(sorted(self.leave_paths)) or "none"
-                    message = f"no leave values named {name!r} here; this service has: {known}"
-                raise p.ProtocolError(p.UNKNOWN_LEAVES, message)
+            path = self._leaves_path(name)
             try:
                 self._leaves[key] = Leaves.open(path, rules)
             except AnchorError as exc:
                 raise p.ProtocolError(p.UNKNOWN_LEAVES, str(exc)) from None
         return self._leaves[key]
+
+    def _leaves_path(self, name: str) -> str:
+        is_path = "/" in name or os.sep in name
+        stem = name[: -len(".klv2")] if name.endswith(".klv2") else name
+        if self.search:
+            if is_path:
+                if not Path(name).is_file():
+                    raise p.ProtocolError(
+                        p.UNKNOWN_LEAVES, f"leave values file {name} does not exist"
+                    )
+                return name
+            if stem in self.leave_paths:
+                return self.leave_paths[stem]
+            for folder in [Path.cwd(), *search_dirs()]:
+                if (folder / f"{stem}.klv2").is_file():
+                    return str(folder / f"{stem}.klv2")
+            looked = ", ".join(str(d) for d in search_dirs())
+            raise p.ProtocolError(
+                p.UNKNOWN_LEAVES,
+                f"no leave values named {stem!r} (looked for {stem}.klv2 here and in "
+                f"{looked}); give a .klv2 file",
+            )
+        if stem in self.leave_paths and not is_path:
+            return self.leave_paths[stem]
+        known = ", ".join(sorted(self.leave_paths)) or "none"
+        if is_path:
+            message = (
+                f"this service serves leave values by name, not file paths ({name!r}); "
+                f"it has: {known}"
+            )
+        else:
+            message = f"no leave values named {stem!r} here; this service has: {known}"
+        raise p.ProtocolError(p.UNKNOWN_LEAVES, message)
 
     def rules(self, name: str) -> Ruleset:
         if name not in self._rules:
@@ -121,13 +141,17 @@ class LexiconRegistry:
                 raise p.ProtocolError(
                     p.UNKNOWN_LEXICON, f"no lexicon named {name!r} here; this service has: {known}"
                 )
+            built_for = self.built_for.get(name)
+            if built_for and self.rules(built_for).alphabet != rules.alphabet:
+                raise p.ProtocolError(
+                    p.UNKNOWN_LEXICON,
+                    f"lexicon {name!r} holds {built_for} words; it cannot serve the "
+                    f"{rules.name} ruleset (another alphabet)",
+                )
             try:
                 self._solvers[key] = Solver(Lexicon.open(path, rules), rules)
             except AnchorError as exc:
-                raise p.ProtocolError(
-                    p.UNKNOWN_LEXICON,
-                    f"lexicon {name!r} cannot serve the {rules.name} ruleset: {exc}",
-                ) from None
+                raise p.ProtocolError(p.UNKNOWN_LEXICON, str(exc)) from None
         return self._solvers[key]
 
     def preload(self, pairs: list[tuple[str, str]]) -> list[Solver]:
@@ -436,7 +460,7 @@ def run_selfplay(
                 "end": game.end,
                 "plays": game.plays_generated,
                 "move_us": [round(t * 1e6, 1) for t in game.move_times],
-                "gcg": game.to_gcg(),
+                "gcg": game.to_gcg(request.lexicon or DEFAULT_LEXICON.get(request.ruleset)),
             }
         )
     return {

@@ -9,12 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+from redis.exceptions import RedisError
+
 from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 
-from . import protocol
+from . import lexica, protocol
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
 from .lexica import open_lexicon
+from .recipes import RECIPES
 
 # Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
 DEMO_CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
@@ -63,6 +66,10 @@ def cmd_demo(args) -> int:
 def cmd_analyze(args) -> int:
     """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
+    if args.rack is not None and not args.rack.strip():
+        raise AnchorError("the rack is empty: give the tiles with --rack, e.g. --rack AEINRS?")
+    if args.rack is None and args.cgp and len(args.cgp.split()) < 2:
+        raise AnchorError("no rack: give --rack, or a full CGP whose first rack is the player's")
     if args.cgp:
         position = protocol.Position(cgp=args.cgp, rack=args.rack, mode=args.mode, limit=args.top)
     else:
@@ -78,15 +85,23 @@ def cmd_analyze(args) -> int:
         position = protocol.Position(
             rows=tuple(rows), rack=args.rack, mode=args.mode, limit=args.top
         )
+    rank = args.rank or ("equity" if args.leaves else "score")
+    if rank == "score" and args.leaves:
+        raise AnchorError("--leaves gives leave values for --rank equity, not --rank score")
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    if redis_url and args.leaves and ("/" in args.leaves or os.sep in args.leaves):
+        raise AnchorError(
+            f"through the queue, leave values are named, not read from a file here: "
+            f"give the name a worker serves (e.g. --leaves {Path(args.leaves).stem})"
+        )
     request = protocol.Request(
         ruleset=args.ruleset,
         lexicon=args.lexicon,
         positions=(position,),
         options=protocol.Options(exchanges=args.exchanges),
-        rank=args.rank,
+        rank=rank,
         leaves=args.leaves,
     )
-    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(redis_url, queue=args.queue)
     started = time.perf_counter()
     try:
@@ -103,7 +118,7 @@ def cmd_analyze(args) -> int:
         return 0
     if args.show_board and args.cgp:
         print(Board.from_cgp(rules, args.cgp).render() + "\n")
-    rack = args.rack or (args.cgp.split()[1].split("/")[0] if args.cgp else "")
+    rack = args.rack if args.rack is not None else args.cgp.split()[1].split("/")[0]
     total = result.get("total")
     if total is None:
         found = f"the top {len(moves)} plays"
@@ -197,6 +212,61 @@ def cmd_build_lexicon(args) -> int:
     return 0
 
 
+def cmd_lexicon(args) -> int:
+    """Install, list, verify or locate lexica (client/lexica.py, client/recipes.py)."""
+    if args.action == "install":
+        folder = Path(args.dir) if args.dir else None
+        lexica.install(args.names, folder, force=args.force, say=_say)
+        return 0
+    if args.action == "path":
+        print(lexica.lexicon_path(args.names[0] if args.names else "english").resolve())
+        return 0
+    found = {item.name: item for item in lexica.installed()}
+    if args.action == "verify":
+        names = args.names or sorted(found)
+        if not names:
+            raise AnchorError("no lexicon is installed: run `anchor lexicon install`")
+        bad = 0
+        for name in names:
+            path = lexica.lexicon_path(name)
+            recipe = RECIPES.get(path.stem)
+            problems = lexica.verify(path, recipe.kwg_sha256 if recipe else None)
+            bad += bool(problems)
+            print(f"{name}: " + ("ok" if not problems else "; ".join(problems)) + f"  ({path})")
+        return 1 if bad else 0
+    rows = [("name", "ruleset", "words", "where", "source")]
+    for name, recipe in RECIPES.items():
+        item = found.pop(name, None)
+        where = (
+            str(item.path) if item else "not installed" + ("" if recipe.default else " (opt-in)")
+        )
+        rows.append((name, recipe.ruleset, f"{recipe.expected_words:,}", where, recipe.source))
+    for name, item in sorted(found.items()):
+        info = item.info
+        rows.append(
+            (
+                name,
+                info.ruleset if info else "?",
+                f"{info.words:,}" if info else "?",
+                str(item.path),
+                (info.source or "built locally") if info else "no sidecar",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
+            + "  "
+            + row[4]
+        )
+    print(f"\ninstall folder: {lexica.install_dir()} (set ANCHOR_LEXICON_DIR to change it)")
+    return 0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def _read_text(path: str, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
@@ -216,6 +286,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    value = _non_negative(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (0..65535)")
+    return value
+
+
 def _positive(text: str) -> int:
     value = _non_negative(text)
     if value == 0:
@@ -224,14 +301,36 @@ def _positive(text: str) -> int:
 
 
 def _position_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ruleset", default="english", help="english, russian, erudit or a .toml file")
+    p.add_argument("--ruleset", help=RULESET_HELP)
     p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
     p.add_argument("--board", help="a text file of board rows ('.' empty, lowercase blank)")
     p.add_argument("--rack", help="the rack, e.g. AEINRS? (default: the CGP's player to move)")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the usage is a --help away)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+RULESET_HELP = (
+    "english (default), russian, erudit or a .toml file; without it, the ruleset the "
+    "lexicon was built for"
+)
+
+
+def resolve_ruleset(args) -> None:
+    """Fill in --ruleset when it was not given: the lexicon's own (its sidecar), else the
+    command's default. A lexicon built for another alphabet is refused when opened."""
+    if getattr(args, "ruleset", "") is None:
+        lexicon = getattr(args, "lexicon", None)
+        args.ruleset = lexica.lexicon_ruleset(lexicon) or args.default_ruleset
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="anchor", description="Scrabble-family analysis engine")
+    parser = Parser(prog="anchor", description="Scrabble-family analysis engine")
+    parser.set_defaults(default_ruleset="english")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("demo", help="show a real position and score a play on it")
@@ -247,8 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rank",
         choices=("score", "equity"),
-        default="score",
-        help="rank by score, or by equity: score + value of the tiles kept",
+        help="rank by score (default), or by equity: score + value of the tiles kept "
+        "(the default when --leaves is given)",
     )
     p.add_argument(
         "--leaves",
@@ -266,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
-    p.add_argument("--ruleset", default="english")
+    p.add_argument("--ruleset", help=RULESET_HELP)
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
     p.add_argument("--games", type=_positive, default=10)
     p.add_argument("--seed", type=_non_negative, default=1, help="seed of the first game")
@@ -297,7 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="folder for index.html, one page per game and annotations.jsonl",
     )
-    p.add_argument("--ruleset", default="english")
+    p.add_argument(
+        "--ruleset",
+        help="the rules every game was played under (default: each game's #ruleset line, "
+        "else the ruleset of its #lexicon or of --lexicon, else english)",
+    )
+    p.set_defaults(default_ruleset=None)
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
     p.add_argument("--top", type=_non_negative, default=5, help="best plays listed per turn")
     p.add_argument(
@@ -308,10 +412,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
-    p.add_argument("--ruleset", default="russian")
+    p.add_argument("--ruleset", help=RULESET_HELP.replace("english", "russian", 1))
+    p.set_defaults(default_ruleset="russian")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
     p.add_argument("--games", type=_positive, default=1000, help="games per iteration")
     p.add_argument("--iterations", type=_positive, default=2)
@@ -342,7 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--leaves",
         action="append",
         metavar="NAME=PATH",
-        help="leave values (KLV2) served for rank=equity requests (repeatable)",
+        help="leave values (KLV2) served for rank=equity requests: NAME=PATH, a .klv2 "
+        "path (served by its file name) or a NAME found beside the lexica (repeatable)",
     )
     p.add_argument("--queue", action="append", help="queue(s) to listen on (default: anchor)")
     p.add_argument(
@@ -358,7 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=10,
         help="seconds between registry clean-ups that requeue abandoned jobs",
     )
-    p.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    p.add_argument("--metrics-port", type=_port, help="serve Prometheus metrics on this port")
     p.add_argument("--metrics-host", default="127.0.0.1")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
     p.add_argument("--log-level", default="INFO")
@@ -393,6 +500,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_score)
 
+    p = sub.add_parser(
+        "lexicon",
+        help="install the pinned lexica, list, verify or locate them",
+        description="Lexica live in $ANCHOR_LEXICON_DIR or the per-user data folder; "
+        "every command finds them there by name.",
+    )
+    p.add_argument("action", choices=("install", "list", "verify", "path"))
+    p.add_argument(
+        "names",
+        nargs="*",
+        help=f"recipes ({', '.join(RECIPES)}); install's default: the default set",
+    )
+    p.add_argument(
+        "--dir",
+        help="install into this folder (default: $ANCHOR_LEXICON_DIR, "
+        "else the per-user data folder)",
+    )
+    p.add_argument("--force", action="store_true", help="rebuild even when installed and intact")
+    p.set_defaults(func=cmd_lexicon)
+
     p = sub.add_parser("build-lexicon", help="build a .kwg lexicon from a word list")
     p.add_argument("--ruleset", default="english")
     p.add_argument("--words", required=True, help="UTF-8 text file, one word a line")
@@ -402,15 +529,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Every error is one line on stderr and a non-zero exit: 2 for
+    input, files and the service (the message says what to change), 70 for a bug
+    (ANCHOR_DEBUG=1 shows its traceback), 130 for Ctrl-C."""
     args = build_parser().parse_args(argv)
     try:
+        resolve_ruleset(args)
         return args.func(args)
-    except AnchorError as exc:
-        print(f"anchor: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"anchor: error: {exc}", file=sys.stderr)
-        return 2
+    except (AnchorError, ServiceError, OSError) as exc:
+        return _fail(str(exc), 2)
+    except RedisError as exc:
+        return _fail(f"Redis: {exc}", 2)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("ANCHOR_DEBUG"):
+            raise
+        return _fail(
+            f"internal error {type(exc).__name__}: {exc} (a bug: please report it; "
+            "ANCHOR_DEBUG=1 shows the traceback)",
+            70,
+        )
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"anchor: error: {' '.join(message.split())}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -26,6 +26,29 @@ class ServiceError(Exception):
         self.code = code
 
 
+def redacted(url: str) -> str:
+    """A Redis URL without its password, for messages and logs."""
+    if "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://***@{rest.split('@', 1)[1]}"
+
+
+def connect(url: str, **options):
+    """A Redis client for `url`; ServiceError naming the URL (password hidden) when it is
+    not a Redis URL. Connecting happens on first use."""
+    from redis import Redis
+
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ServiceError(
+            f"bad Redis URL {redacted(url)!r}: it must start with redis://, rediss:// or unix://"
+        )
+    try:
+        return Redis.from_url(url, **options)
+    except ValueError as exc:
+        raise ServiceError(f"bad Redis URL {redacted(url)!r}: {exc}") from None
+
+
 def _refused_writes(exc: ResponseError) -> ServiceError:
     text = str(exc)
     if isinstance(exc, OutOfMemoryError) or "maxmemory" in text:
@@ -82,12 +105,11 @@ class AnalysisClient:
             self.registry = registry or LexiconRegistry(search=True)
             self.queue = None
             return
-        from redis import Redis
         from rq import Queue
 
         from .serializer import MsgpackSerializer
 
-        self.connection = connection if connection is not None else Redis.from_url(redis_url)
+        self.connection = connection if connection is not None else connect(redis_url)
         self.serializer = MsgpackSerializer
         self.queue = Queue(queue, connection=self.connection, serializer=self.serializer)
 
@@ -105,7 +127,13 @@ class AnalysisClient:
             job = self.queue.enqueue_call(**self._job_args(payload))
         except ResponseError as exc:
             raise _refused_writes(exc) from None
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            raise self._unreachable(exc) from None
         return Job(job.id)
+
+    def _unreachable(self, exc: Exception) -> ServiceError:
+        where = redacted(self.redis_url) if self.redis_url else "the given connection"
+        return ServiceError(f"cannot reach Redis at {where}: {exc}")
 
     def result(self, job: Job, timeout: float = 30) -> dict:
         """The job's result map; ServiceError if none arrives within `timeout` seconds."""
@@ -242,34 +270,39 @@ class AnalysisClient:
 
 
 class Progress:
-    """A one-line progress bar on stderr: jobs done of the total and a rate. Subclasses
-    override `count` to rate something else than jobs (positions, say)."""
+    """A progress bar on stderr (tqdm: ETA, rate, redrawn in place on a terminal; nothing
+    when stderr is a file or a pipe, so logs get no carriage-return spam). It counts jobs;
+    subclasses override `count` to also rate something else (positions, games)."""
 
     unit = "jobs"
 
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.counted, self.stream = total, 0, 0, stream
+    def __init__(self, total: int, stream=sys.stderr, what: str = "jobs"):
+        from tqdm import tqdm
+
+        self.counted = 0
         self.started = time.monotonic()
+        self.bar = tqdm(
+            total=total,
+            unit=f" {what}",
+            file=stream,
+            disable=None,  # off when the stream is not a terminal
+            dynamic_ncols=True,
+            smoothing=0.1,
+        )
 
     def count(self, result: dict) -> int:
-        """How much one finished job adds to the rate."""
+        """How much one finished job adds to the rate shown beside the bar."""
         return 1
 
     def step(self, n: int, results: Sequence[dict] = ()) -> None:
-        self.done += n
         self.counted += sum(self.count(r) for r in results) if results else n
-        rate = self.counted / max(time.monotonic() - self.started, 1e-9)
-        width = 30
-        filled = int(width * self.done / max(self.total, 1))
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-            f"{rate:,.0f} {self.unit}/s"
-        )
-        self.stream.flush()
+        if self.unit != "jobs":
+            rate = self.counted / max(time.monotonic() - self.started, 1e-9)
+            self.bar.set_postfix_str(f"{rate:,.0f} {self.unit}/s", refresh=False)
+        self.bar.update(n)
 
     def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
+        self.bar.close()
 
 
 def requests_for(positions: Iterable[p.Position], **kwargs) -> list[p.Request]:

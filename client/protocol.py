@@ -337,6 +337,8 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
     if rank not in ("score", "equity"):
         raise ProtocolError(BAD_VALUE, f"'rank' must be 'score' or 'equity', not {rank!r}")
     leaves = _get(obj, "leaves", str, None)
+    if leaves is not None and rank != "equity":
+        raise ProtocolError(BAD_VALUE, "'leaves' is used only with rank 'equity'")
     extra = {"rank": rank, "leaves": leaves}
     if kind == "batch":
         for key in _POSITION:

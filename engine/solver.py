@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from . import _movegen
@@ -11,7 +12,7 @@ from .leaves import Leaves
 from .lexicon import Lexicon
 from .moves import Move, MoveList, exchanges
 from .notation import Play, parse_play, parse_rack
-from .rules import PREMIUMS, Ruleset
+from .rules import Ruleset
 from .scoring import Score, Validation, score_play, validate_play
 
 MODES = {"across": 1, "down": 2, "both": 3}
@@ -21,7 +22,7 @@ MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
 class Solver:
     """Scores, validates and (with the move generator) finds plays for one lexicon."""
 
-    __slots__ = ("lexicon", "rules", "_generator")
+    __slots__ = ("lexicon", "rules", "_generator", "_leaves")
 
     def __init__(self, lexicon: Lexicon, rules: Ruleset | None = None):
         rules = rules or lexicon.rules
@@ -32,21 +33,18 @@ class Solver:
             )
         self.lexicon = lexicon
         self.rules = rules
+        self._leaves: dict[str, Leaves] = {}
         try:
-            self._generator = _movegen.Generator(
-                lexicon.buffer,
-                rules.rows,
-                rules.cols,
-                rules.tile_values,
-                bytes(PREMIUMS[ch][0] for row in rules.premiums for ch in row),
-                bytes(PREMIUMS[ch][1] for row in rules.premiums for ch in row),
-                rules.centre[0],
-                rules.centre[1],
-                rules.rack_size,
-                rules.bingo_bonus,
-            )
+            self._generator = _movegen.Generator(lexicon.buffer, *rules.generator_args())
         except ValueError as exc:  # rules the generator cannot play exactly
             raise InputError(f"ruleset {rules.name}: {exc}") from None
+
+    def leaves(self, path: str | os.PathLike) -> Leaves:
+        """The leave values in a KLV2 file for this solver's rules, opened once."""
+        key = os.fspath(path)
+        if key not in self._leaves:
+            self._leaves[key] = Leaves.open(key, self.rules)
+        return self._leaves[key]
 
     def generate_moves(
         self,
@@ -56,7 +54,7 @@ class Solver:
         limit: int | None = None,
         include_exchanges: bool = False,
         rank: str = "score",
-        leaves: Leaves | None = None,
+        leaves: Leaves | str | os.PathLike | None = None,
         budget: float | None = None,
         count_all: bool = False,
     ) -> MoveList:
@@ -66,9 +64,10 @@ class Solver:
         search skips whatever cannot rank (`total` is then None unless nothing was skipped),
         and memory stays near 2N records. include_exchanges: add every distinct
         exchange and the pass (score 0). rank: "score", or "equity" (score + value of the
-        tiles kept, from `leaves`). budget: seconds the search may take; WorkLimitError
-        past it (None: no limit). count_all: with a limit, still search every play, so that
-        `total` counts them (as slow as no limit, as little memory as the limit).
+        tiles kept, from `leaves`: Leaves or a .klv2 path). budget: seconds the search may
+        take; WorkLimitError past it (None: no limit). count_all: with a limit, still
+        search every play, so that `total` counts them (as slow as no limit, as little
+        memory as the limit).
         """
         self._check_board(board)
         tiles = parse_rack(self.rules, rack)
@@ -85,6 +84,15 @@ class Solver:
             raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
         if rank == "equity" and leaves is None:
             raise InputError("ranking by equity needs leave values (a KLV2 file)")
+        if leaves is not None and rank != "equity":
+            raise InputError("leave values are used only with rank='equity'")
+        if isinstance(leaves, str | os.PathLike):
+            leaves = self.leaves(leaves)
+        elif leaves is not None and not hasattr(leaves, "table"):  # Leaves, or a LeaveModel
+            raise InputError(
+                f"leaves must be Leaves (Leaves.open(path, rules)) or a .klv2 path, "
+                f"not {type(leaves).__name__}"
+            )
         if budget is not None and not 0 < budget <= 1e6:
             raise InputError(f"budget must be a number of seconds in (0, 1e6], not {budget!r}")
         limit_c = -1 if limit is None else min(limit, MAX_LIMIT)

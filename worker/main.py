@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -26,8 +27,10 @@ from rq.worker import WorkerStatus
 
 from anchor.client import protocol as p
 from anchor.client.analysis import LexiconRegistry
-from anchor.client.lexica import lexicon_path
+from anchor.client.client import connect, redacted
+from anchor.client.lexica import lexicon_path, search_dirs
 from anchor.client.serializer import MsgpackSerializer
+from anchor.engine import LexiconInfo, Ruleset
 from anchor.engine.rules import builtin_names
 
 from . import logs
@@ -249,16 +252,21 @@ class LexiconSpec:
 
 def parse_lexicon_spec(text: str) -> LexiconSpec:
     """NAME=PATH, NAME@RULESET=PATH, or a bare NAME found like the CLI finds lexica.
-    The ruleset defaults to NAME when NAME is a built-in ruleset, else english."""
+    The ruleset defaults to the one the file's sidecar names, else to NAME when NAME is
+    a built-in ruleset, else english; a sidecar naming another alphabet is refused."""
     head, sep, path = text.partition("=")
     name, _, ruleset = head.partition("@")
-    if not name:
-        raise ValueError(f"bad --lexicon {text!r}: expected NAME=PATH")
+    if not name or (sep and not path):
+        raise ValueError(f"bad --lexicon {text!r}: expected NAME, NAME=PATH or NAME@RULESET=PATH")
+    if not sep:
+        path = str(lexicon_path(name))
+    info = LexiconInfo.read(path) if Path(path).is_file() else None
+    ruleset = ruleset or (info.ruleset if info else None)
     ruleset = ruleset or (name if name in builtin_names() else "english")
     if ruleset not in builtin_names():
         raise ValueError(f"bad --lexicon {text!r}: unknown ruleset {ruleset!r}")
-    if not sep:
-        path = str(lexicon_path(name))
+    if info is not None:
+        info.check_alphabet(path, ruleset, "".join(Ruleset.load(ruleset).alphabet))
     return LexiconSpec(name, ruleset, path)
 
 
@@ -276,7 +284,11 @@ def build_worker(
     """Open every lexicon (a private snapshot, mmapped) and connect; the worker takes no
     job before this."""
     paths = {spec.name: str(snapshot(spec.path)) if snapshots else spec.path for spec in lexica}
-    registry = LexiconRegistry(paths, leave_paths=dict(leave_paths or {}))
+    registry = LexiconRegistry(
+        paths,
+        leave_paths=dict(leave_paths or {}),
+        rulesets={spec.name: spec.ruleset for spec in lexica},
+    )
     solvers = registry.preload([(spec.ruleset, spec.name) for spec in lexica])
     for leaves_name in leave_paths or {}:  # open (and check) leave files before any job too
         ruleset = next((s.ruleset for s in lexica if s.name == leaves_name), "english")
@@ -350,10 +362,7 @@ def redis_connection(url: str, password_file: str | None, environ=os.environ) ->
     elif environ.get("REDIS_PASSWORD"):
         password = environ["REDIS_PASSWORD"]
     extra = {"password": password} if password else {}
-    try:
-        return Redis.from_url(url, health_check_interval=30, socket_keepalive=True, **extra)
-    except ValueError as exc:
-        raise ValueError(f"bad Redis URL {_safe(url)!r}: {exc}") from None
+    return connect(url, health_check_interval=30, socket_keepalive=True, **extra)
 
 
 def run(args) -> int:
@@ -374,11 +383,25 @@ def run(args) -> int:
             limits=limits,
         )
         worker.connection.ping()  # a wrong URL or password fails here, not mid-job
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        print(
+            f"anchor worker: error: cannot reach Redis at {redacted(redis_url)}: {exc}",
+            file=sys.stderr,
+        )
+        return 2
     except Exception as exc:  # start-up problems are one clear line, not a traceback
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2
     if args.metrics_port is not None:
-        server = serve(METRICS, args.metrics_host, args.metrics_port)
+        try:
+            server = serve(METRICS, args.metrics_host, args.metrics_port)
+        except OSError as exc:
+            where = f"{args.metrics_host}:{args.metrics_port}"
+            print(
+                f"anchor worker: error: cannot serve metrics on {where}: {exc.strerror}",
+                file=sys.stderr,
+            )
+            return 2
         log.info(
             "metrics", extra={"url": f"http://{args.metrics_host}:{server.server_port}/metrics"}
         )
@@ -386,7 +409,7 @@ def run(args) -> int:
         "worker starting",
         extra={
             "queues": args.queue or ["anchor"],
-            "redis": _safe(redis_url),
+            "redis": redacted(redis_url),
             "limits": {f: getattr(limits, f) for f in _LIMIT_FLAGS},
         },
     )
@@ -450,15 +473,16 @@ def _wait_for_writes(worker: AnchorWorker) -> None:
 
 
 def _pair(text: str) -> tuple[str, str]:
+    """--leaves NAME=PATH, a PATH (served under its file name), or a NAME found in the
+    lexicon folders as NAME.klv2."""
     name, sep, path = text.partition("=")
-    if not sep or not name or not path:
-        raise ValueError(f"bad --leaves {text!r}: expected NAME=PATH")
-    return name, path
-
-
-def _safe(url: str) -> str:
-    """A Redis URL without its password, for logs."""
-    if "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    if sep:
+        if not name or not path:
+            raise ValueError(f"bad --leaves {text!r}: expected NAME=PATH, PATH or NAME")
+        return name, path
+    if text.endswith(".klv2") or "/" in text:
+        return Path(text).name.removesuffix(".klv2"), text
+    for folder in search_dirs():
+        if (folder / f"{text}.klv2").is_file():
+            return text, str(folder / f"{text}.klv2")
+    raise ValueError(f"bad --leaves {text!r}: no {text}.klv2 in the lexicon folders")

@@ -12,7 +12,8 @@ from pathlib import Path
 from anchor.engine import AnchorError, Ruleset
 
 from . import protocol
-from .client import AnalysisClient, ServiceError
+from .client import AnalysisClient, Progress, ServiceError
+from .lexica import lexicon_ruleset
 
 
 def cmd_selfplay(args) -> int:
@@ -37,9 +38,10 @@ def cmd_selfplay(args) -> int:
         )
         for start in range(0, args.games, args.per_job)
     ]
+    bar = GameProgress(len(requests)) if args.progress else False
     started = time.perf_counter()
     try:
-        results = client.analyze_many(requests, timeout=args.timeout, progress=args.progress)
+        results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
@@ -96,6 +98,15 @@ def cmd_selfplay(args) -> int:
     return 0
 
 
+class GameProgress(Progress):
+    """Self-play jobs done, with the games they played per second."""
+
+    unit = "games"
+
+    def count(self, result: dict) -> int:
+        return len(result.get("games", ()))
+
+
 def cmd_train_leaves(args) -> int:
     """Learn leave values by self-play (through the fleet when a Redis URL is given)."""
     from anchor.engine.training import LeaveModel, fit, observations
@@ -119,7 +130,8 @@ def cmd_train_leaves(args) -> int:
             )
             for start in range(0, games, args.per_job)
         ]
-        results = client.analyze_many(requests, timeout=args.timeout)
+        bar = GameProgress(len(requests))
+        results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
         failed = [r["error"]["message"] for r in results if not r["ok"]]
         if failed:
             raise AnchorError("; ".join(failed))
@@ -161,6 +173,7 @@ def cmd_train_leaves(args) -> int:
     }
     best = sorted(values.items(), key=lambda kv: -kv[1])
     print("  tile values, best to worst: " + " ".join(f"{k}{v:+.1f}" for k, v in best))
+    print(f"  writing the value of every leave of up to {args.max_leave} tiles ...", flush=True)
     data = model.to_klv2(args.max_leave)
     Path(args.out).write_bytes(data)
     print(f"wrote {args.out}: {len(data):,} bytes ({time.perf_counter() - started:.1f} s in all)")
@@ -179,31 +192,37 @@ def _wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def cmd_annotate(args) -> int:
     """Annotate game records: JSON Lines for machines, HTML pages for people."""
-    from anchor.engine.gcg import decode_gcg
+    from anchor.engine.gcg import decode_gcg, parse_gcg
 
     from . import report
-    from .client import Progress
 
-    rules = Ruleset.load(args.ruleset)
+    out = _output_folder(args.out)
     files: list[tuple[str, Path]] = []
     for given in args.paths:
         root = Path(given)
         if root.is_dir():
             files += [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*.gcg"))]
-        else:
+        elif root.exists():
             files.append((root.name, root))
+        else:
+            raise AnchorError(f"{given} does not exist")
     if not files:
         raise AnchorError(f"no .gcg files in {', '.join(args.paths)}")
     entries: list[dict] = []
-    requests, pending = [], []
+    requests, pending, rulesets = [], [], {}
     for name, path in files:
         try:
             text = decode_gcg(path.read_bytes())
+            ruleset = args.ruleset or _game_ruleset(parse_gcg(text, source=name), args.lexicon)
+            rulesets[name] = Ruleset.load(ruleset)
         except OSError as exc:
             entries.append({"name": name, "error": f"cannot read {path}: {exc.strerror}"})
             continue
+        except AnchorError as exc:
+            entries.append({"name": name, "error": str(exc)})
+            continue
         requests.append(
-            protocol.AnnotateRequest(text, args.ruleset, args.lexicon, args.top, args.leaves)
+            protocol.AnnotateRequest(text, ruleset, args.lexicon, args.top, args.leaves)
         )
         pending.append(name)
         entries.append({"name": name})
@@ -218,14 +237,12 @@ def cmd_annotate(args) -> int:
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
     started = time.perf_counter()
-    bar = PositionProgress(len(requests)) if not args.quiet else False
+    bar = PositionProgress(len(requests), what="games") if not args.quiet else False
     try:
         results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     by_name = dict(zip(pending, results, strict=True))
     positions = 0
     with open(out / "annotations.jsonl", "w", encoding="utf-8") as jsonl:
@@ -250,7 +267,8 @@ def cmd_annotate(args) -> int:
             positions += sum(1 for turn in annotation["turns"] if turn.get("analysed"))
             page = entry["name"].replace("/", "__").removesuffix(".gcg") + ".html"
             (out / page).write_text(
-                report.game_page(entry["name"], rules, annotation), encoding="utf-8"
+                report.game_page(entry["name"], rulesets[entry["name"]], annotation),
+                encoding="utf-8",
             )
             entry.update(page=page, players=annotation["players"], summary=annotation["summary"])
             jsonl.write(
@@ -267,4 +285,31 @@ def cmd_annotate(args) -> int:
     for e in failed:
         print(f"  not annotated: {e['name']}: {e['error']}")
     print(f"report: {out / 'index.html'}")
-    return 0
+    return 1 if failed else 0
+
+
+def _output_folder(given: str) -> Path:
+    """The report folder, made and checked before any work is done."""
+    out = Path(given)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise AnchorError(f"--out {given} is a file; give a folder for the report") from None
+    except OSError as exc:
+        raise AnchorError(f"cannot make the report folder {given}: {exc.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise AnchorError(f"cannot write into the report folder {given}")
+    return out
+
+
+def _game_ruleset(game, lexicon: str | None) -> str:
+    """The ruleset a record was played under: its #ruleset pragma, else the one its
+    #lexicon (or --lexicon) was built for, else english."""
+    named = game.pragmas.get("ruleset")
+    if named:
+        return named
+    for candidate in (game.lexicon, lexicon):
+        found = lexicon_ruleset(candidate)
+        if found:
+            return found
+    return "english"

@@ -111,6 +111,10 @@ def read_gcg(path: str | Path) -> Game:
 
 
 def decode_gcg(data: bytes) -> str:
+    """GCG bytes as text; InputError for a binary file (a NUL byte), which no text
+    encoding of a game record contains."""
+    if b"\x00" in data:
+        raise InputError("a binary file, not a GCG game record (it holds NUL bytes)")
     head = data[:4096].decode("ascii", "replace")
     m = re.search(r"#character-encoding\s+(\S+)", head)
     declared = m.group(1).lower() if m else "utf-8"
@@ -148,6 +152,11 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
             continue
         if events or players:  # free text continuing a note
             notes.append(line)
+    if not events:
+        raise InputError(
+            f"{source}: no moves, so not a GCG game record (moves are lines like "
+            f"'>Name: RACK 8H WORD +score total')"
+        )
     ordered = tuple(players[k] for k in sorted(players))
     return Game(ordered, _assign_seats(ordered, events), pragmas, tuple(notes), source)
 

@@ -114,8 +114,8 @@ class Game:
     plays_generated: int = 0  # by policies that count them (Greedy does)
     move_times: list[float] = field(default_factory=list)  # seconds per policy call
 
-    def to_gcg(self) -> str:
-        return write_gcg(self)
+    def to_gcg(self, lexicon: str | None = None) -> str:
+        return write_gcg(self, lexicon)
 
 
 def _rack_text(rules: Ruleset, tiles: Counter[str]) -> str:
@@ -253,13 +253,18 @@ def _connected(board: Board) -> bool:
     return len(seen) == len(tiles)
 
 
-def write_gcg(game: Game) -> str:
-    """The game as a GCG record (played-through tiles as '.')."""
+def write_gcg(game: Game, lexicon: str | None = None) -> str:
+    """The game as a GCG record (played-through tiles as '.'). `#ruleset` (Anchor's own
+    pragma; other readers skip it) and `#lexicon` let `anchor annotate` replay it under
+    the rules and words it was played with."""
     rules = game.rules
     lines = [
         "#character-encoding UTF-8",
         f"#description Anchor self-play, {rules.name}, seed {game.seed}",
+        f"#ruleset {rules.name}",
     ]
+    if lexicon:
+        lines.append(f"#lexicon {lexicon}")
     lines += [f"#player{i + 1} {nick} Player {i + 1}" for i, nick in enumerate(game.players)]
     for turn in game.turns:
         nick = game.players[turn.player]

@@ -88,7 +88,8 @@ def report(tmp_path_factory) -> Path:
     shutil.copytree(data_path("gcg"), gcg / "gcg")
     (gcg / "gcg" / "unreadable.gcg").symlink_to(gcg / "nowhere")
     kwg = str(data_path("kwg", "TWL06.kwg"))
-    assert main(["annotate", str(gcg / "gcg"), "--out", str(out), "--lexicon", kwg, "--quiet"]) == 0
+    # two records cannot be annotated (below): exit status 1, the report written all the same
+    assert main(["annotate", str(gcg / "gcg"), "--out", str(out), "--lexicon", kwg, "--quiet"]) == 1
     return out
 
 
@@ -110,6 +111,48 @@ def test_annotate_every_english_game(report, capsys):
         if t.get("score_matches") is False and t["kind"] == "play"
     ]
     assert not mismatched
+
+
+def test_annotate_refuses_what_is_not_a_game(tmp_path, capsys, default_english):
+    games = tmp_path / "games"
+    games.mkdir()
+    (games / "binary.gcg").write_bytes(bytes(range(256)) * 4)
+    (games / "words.gcg").write_text("AA\nAAH\nAAHED\n")
+    out = tmp_path / "out"
+    assert main(["annotate", str(games), "--out", str(out), "--quiet"]) == 1
+    printed = capsys.readouterr().out
+    assert "0 of 2 games annotated" in printed
+    assert "binary.gcg: a binary file, not a GCG game record" in printed
+    assert "words.gcg: words.gcg: no moves, so not a GCG game record" in printed
+    lines = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
+    assert [line["game"] for line in lines] == ["binary.gcg", "words.gcg"]
+
+
+def test_annotate_checks_its_output_folder_first(tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file")
+    ran = []
+    monkeypatch.setattr("anchor.client.games.AnalysisClient", lambda *a, **k: ran.append(a))
+    assert main(["annotate", str(data_path("gcg")), "--out", str(blocker), "--quiet"]) == 2
+    assert f"--out {blocker} is a file; give a folder" in capsys.readouterr().err
+    assert not ran  # refused before any game was sent for annotation
+    assert main(["annotate", str(tmp_path / "missing.gcg"), "--out", str(tmp_path / "o")]) == 2
+    assert "missing.gcg does not exist" in capsys.readouterr().err
+
+
+def test_self_play_records_annotate_without_naming_the_ruleset(tmp_path, capsys):
+    games = tmp_path / "games"
+    assert main(["selfplay", "--ruleset", "russian", "--games", "1", "--out", str(games)]) == 0
+    (record,) = games.glob("*.gcg")
+    text = record.read_text(encoding="utf-8")
+    assert "#ruleset russian" in text and "#lexicon russian" in text
+    out = tmp_path / "out"
+    assert main(["annotate", str(games), "--out", str(out), "--quiet"]) == 0
+    assert "1 of 1 games annotated" in capsys.readouterr().out
+    (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
+    turns = [t for t in line["annotation"]["turns"] if t["kind"] == "play"]
+    assert turns and all(t["score_matches"] for t in turns)
+    assert all(t["rank"] >= 1 for t in turns if t.get("analysed"))
 
 
 def chromium() -> str | None:

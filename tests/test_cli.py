@@ -112,3 +112,33 @@ def test_analyze_cyrillic(capsys, ruleset):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("Rack ЕЖИКЛМН: the top 5 plays")
     assert len(out) == 6 and all(any("А" <= ch <= "я" for ch in line) for line in out[1:])
+
+
+def test_progress_draws_on_a_terminal_and_stays_out_of_logs():
+    import io
+
+    from anchor.client.client import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    class Games(Progress):
+        unit = "games"
+
+        def count(self, result: dict) -> int:
+            return len(result["games"])
+
+    log = io.StringIO()
+    bar = Games(3, stream=log, what="jobs")
+    bar.step(3, [{"games": [1, 2]}] * 3)
+    bar.close()
+    assert log.getvalue() == ""  # not a terminal: nothing, not even a carriage return
+    tty = Terminal()
+    bar = Games(3, stream=tty, what="jobs")
+    for _ in range(3):
+        bar.step(1, [{"games": [1, 2]}])
+    bar.close()
+    drawn = tty.getvalue()
+    assert "3/3" in drawn and "games/s" in drawn and "100%" in drawn
+    assert bar.counted == 6

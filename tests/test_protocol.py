@@ -222,14 +222,17 @@ def test_jobs_through_rq_on_fakeredis(registry):
         client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=c),))) for c in BENCH[:6]
     ]
     bad = [client.submit(payload) for _, payload, _ in BAD_INPUTS[:6]]
-    before = METRICS.counters["anchor_jobs_done_total"]
+    before = METRICS.value("anchor_jobs_done_total")
     fake_worker(conn, registry).work(burst=True)
     totals = [client.result(job, timeout=1)["total"] for job in good]
     assert totals == [275, 94, 296, 1714, 5408, 330]
     codes = [client.result(job, timeout=1)["error"]["code"] for job in bad]
     assert codes == [code for _, _, code in BAD_INPUTS[:6]]
-    assert METRICS.counters["anchor_jobs_done_total"] == before + 6
-    assert "anchor_analysis_seconds_count" in METRICS.render()
+    assert METRICS.value("anchor_jobs_done_total") == before + 6
+    text = METRICS.render().decode()
+    assert "anchor_analysis_seconds_count" in text
+    assert "# HELP anchor_jobs_done_total jobs answered" in text
+    assert "process_resident_memory_bytes" in text
 
 
 def test_embedded_client_answers_like_the_worker(registry):

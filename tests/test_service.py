@@ -201,6 +201,8 @@ def test_metrics_endpoint(server, queue, workers):
     assert values["anchor_positions_analysed_total"] == 12
     assert values["anchor_plays_generated_total"] > 0
     assert values['anchor_analysis_seconds_bucket{le="+Inf"}'] == 12
+    assert values["process_resident_memory_bytes"] > 1 << 20
+    assert "# HELP anchor_jobs_refused_total" in text and "_created" not in text
 
 
 def test_worker_refuses_a_bad_lexicon_at_start(server, tmp_path):

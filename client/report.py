@@ -1,10 +1,15 @@
 """HTML reports of annotated games: one page per game (an SVG board for every turn with
-the play made and the best play marked, and the table of alternatives) and an index.
-Self-contained: inline CSS and SVG, no scripts, no external assets, so it opens offline."""
+the play made and the best play marked, the table of alternatives with leaves and
+equities, the running score and the unseen tiles) and an index. Rendered with Jinja2
+templates (client/templates: autoescaped, readable as HTML); self-contained: inline CSS
+and SVG, no scripts, no external assets, so a page opens offline."""
 
 from __future__ import annotations
 
 from html import escape
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from anchor.engine import Board, Ruleset
 
@@ -18,16 +23,27 @@ PREMIUM_FILL = {
     "T": "#e0604f",
     "Q": "#a8322a",
 }
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em} h2{font-size:1.1em;margin-top:1.6em;border-top:1px solid #ddd;padding-top:.8em}
-table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
-th{background:#f0f0f0} .num{text-align:right}
-.turn{display:flex;gap:1.5em;flex-wrap:wrap;align-items:flex-start}
-.made{background:#ffe39a} .bad{color:#b00020;font-weight:600} .good{color:#1b5e20}
-.legend span{display:inline-block;width:1em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}
-"""
+PREMIUM_LABEL = {"d": "DL", "t": "TL", "q": "QL", "D": "DW", "T": "TW", "Q": "QW"}
+PREMIUM_NAME = {
+    "DL": "double letter",
+    "TL": "triple letter",
+    "QL": "quadruple letter",
+    "DW": "double word",
+    "TW": "triple word",
+    "QW": "quadruple word",
+}
+KINDS = {
+    "challenge_bonus": "challenge bonus",
+    "end_rack": "tiles left at the end",
+    "withdrawn": "play withdrawn after a challenge",
+    "time_penalty": "time penalty",
+}
+_ENV = Environment(
+    loader=PackageLoader("anchor.client", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def board_svg(rules: Ruleset, cgp: str, made: list, best: list) -> str:
@@ -66,6 +82,12 @@ def board_svg(rules: Ruleset, cgp: str, made: list, best: list) -> str:
                 f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" '
                 f'stroke="#fff" stroke-width="1"/>'
             )
+            label = PREMIUM_LABEL.get(rules.premiums[r][c])
+            if label and not letter and (r, c) not in best_at:
+                out.append(
+                    f'<text x="{x + CELL / 2}" y="{y + CELL / 2 + 3}" font-size="8" '
+                    f'text-anchor="middle" fill="#333" opacity="0.75">{label}</text>'
+                )
             if (r, c) in best_at:
                 out.append(
                     f'<rect x="{x + 2}" y="{y + 2}" width="{CELL - 4}" height="{CELL - 4}" '
@@ -77,6 +99,11 @@ def board_svg(rules: Ruleset, cgp: str, made: list, best: list) -> str:
                     continue
             if letter:
                 out.append(_letter(x, y, letter, "#7a1f1f" if letter.islower() else "#222"))
+                if not letter.islower() and rules.values.get(letter):
+                    out.append(
+                        f'<text x="{x + CELL - 3}" y="{y + CELL - 3}" font-size="7" '
+                        f'text-anchor="end" fill="#444">{rules.values[letter]}</text>'
+                    )
     out.append("</svg>")
     return "".join(out)
 
@@ -89,131 +116,74 @@ def _letter(x: float, y: float, letter: str, colour: str) -> str:
 
 
 def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
-    parts = [
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        "<p><a href='index.html'>All games</a></p>",
-        _summary_table(annotation["summary"], annotation["players"]),
-        "<p class='legend'>Board: <span style='background:#ffc928'></span>play made"
-        "<span style='border:2px dashed #1b7f2a'></span>best play</p>",
-    ]
+    """One game's page."""
+    players = annotation["players"]
+    running = [0] * len(players)
+    turns = []
     for turn in annotation["turns"]:
-        parts.append(_turn(rules, turn))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        running[turn["player"]] = turn["recorded_total"]
+        view = dict(turn)
+        view["running"] = [(p["name"], total) for p, total in zip(players, running, strict=True)]
+        if turn.get("analysed"):
+            best = turn["best"]
+            view["svg"] = Markup(
+                board_svg(rules, turn["board"], turn.get("placed", []), best[0][2] if best else [])
+            )
+            view["rows"] = _rows(turn)
+            by_equity = turn.get("rank_by") == "equity"
+            view["shown_rank"] = turn.get("equity_rank") if by_equity else turn.get("rank")
+        turns.append(view)
+    used = sorted(
+        {ch for row in rules.premiums for ch in row if ch in PREMIUM_LABEL}, key="dtqDTQ".index
+    )
+    return _ENV.get_template("game.html").render(
+        title=title,
+        rules=rules,
+        lexicon=annotation.get("lexicon"),
+        summary=list(zip(annotation["summary"], players, strict=True)),
+        ranked_by_equity=any(t.get("rank_by") == "equity" for t in annotation["turns"]),
+        premium_legend=[(PREMIUM_LABEL[ch], PREMIUM_FILL[ch]) for ch in used],
+        premium_names=PREMIUM_NAME,
+        kinds=KINDS,
+        turns=turns,
+    )
 
 
-def _summary_table(summary: list[dict], players: list[dict]) -> str:
-    rows = [
-        "<table><tr><th>player</th><th>final</th><th>turns analysed</th><th>points given up"
-        "</th><th>average given up</th><th>best plays found</th><th>bingos</th>"
-        "<th>bingos missed</th><th>phonies</th><th>score slips in the record</th></tr>"
-    ]
-    for s, pl in zip(summary, players, strict=True):
-        cells = [
-            f"{s['final']}",
-            f"{s['analysed']}/{s['turns']}",
-            f"{s['given_up']}",
-            f"{s['average_given_up']:.2f}",
-            f"{s['best_plays']}",
-            f"{s['bingos']}",
-            f"{s['bingos_missed']}",
-            f"{s['phonies']}",
-            f"{s['score_mismatches']}",
-        ]
+def _rows(turn: dict) -> list[dict]:
+    """The table of alternatives, best first, with the play made marked; when it is not
+    among them, a gap and then the play made with its rank."""
+    equities = turn.get("best_equities") or [None] * len(turn["best"])
+    leaves = turn.get("best_leaves") or [None] * len(turn["best"])
+    rows = []
+    made_shown = False
+    for i, ((notation, score, _placed, bingo), equity, leave) in enumerate(
+        zip(turn["best"], equities, leaves, strict=False), 1
+    ):
+        made = notation == turn["played"]
+        made_shown |= made
         rows.append(
-            f"<tr><td>{escape(pl['name'])}</td>"
-            + "".join(f"<td class='num'>{c}</td>" for c in cells)
-            + "</tr>"
-        )
-    rows.append("</table>")
-    return "".join(rows)
-
-
-def _turn(rules: Ruleset, t: dict) -> str:
-    head = (
-        f"<h2 id='turn-{t['index']}'>{escape(t['nick'])}: {escape(t['rack'] or '(rack unknown)')}"
-    )
-    if "played" not in t:
-        detail = {
-            "challenge_bonus": "challenge bonus",
-            "end_rack": "tiles left at the end",
-            "withdrawn": "play withdrawn after a challenge",
-            "time_penalty": "time penalty",
-        }.get(t["kind"], t["kind"])
-        return f"{head} — {escape(detail)} {t['recorded_score']:+d}</h2>"
-    head += f" — {escape(t['played'])} {t['score']}"
-    if t.get("score_matches") is False:
-        head += f" <span class='bad'>(recorded {t['recorded_score']})</span>"
-    head += "</h2>"
-    notes = []
-    if t.get("invalid_words"):
-        notes.append(
-            f"<span class='bad'>not in the lexicon: {escape(', '.join(t['invalid_words']))}</span>"
-        )
-    if not t.get("analysed"):
-        notes.append(escape(t.get("why", "not analysed")))
-        return head + "<p>" + " · ".join(notes) + "</p>"
-    rank = t["rank"]
-    notes.append(
-        f"rank {rank} of {t['total_plays']} plays" if rank else f"{t['total_plays']} legal plays"
-    )
-    notes.append(
-        f"<span class='{'good' if t['given_up'] == 0 else 'bad'}'>"
-        f"{t['given_up']} points given up</span>"
-    )
-    if "equity_given_up" in t:
-        notes.append(f"equity {t['equity']:.1f}, {t['equity_given_up']:.1f} equity given up")
-    if t["bingo_available"] and not t.get("bingo"):
-        notes.append("<span class='bad'>bingo missed</span>")
-    best = t["best"]
-    svg = board_svg(rules, t["board"], t.get("placed", []), best[0][2] if best else [])
-    table = ["<table><tr><th>#</th><th>play</th><th class='num'>score</th></tr>"]
-    for i, (notation, score, _placed, bingo) in enumerate(best, 1):
-        cls = " class='made'" if notation == t["played"] else ""
-        table.append(
-            f"<tr{cls}><td class='num'>{i}</td><td>{escape(notation)}"
-            f"{' (bingo)' if bingo else ''}</td><td class='num'>{score}</td></tr>"
-        )
-    table.append("</table>")
-    return (
-        head
-        + "<p>"
-        + " · ".join(notes)
-        + "</p><div class='turn'>"
-        + svg
-        + "<div>"
-        + "".join(table)
-        + "</div></div>"
-    )
+            {"rank": i, "play": notation, "score": score, "bingo": bingo, "leave": leave,
+             "equity": equity, "made": made}
+        )  # fmt: skip
+    if not made_shown:
+        rank = turn.get("equity_rank") if turn.get("rank_by") == "equity" else turn.get("rank")
+        rows.append({"gap": True})
+        rows.append(
+            {"rank": rank, "play": turn["played"], "score": turn["score"],
+             "bingo": bool(turn.get("bingo")), "leave": turn.get("leave"),
+             "equity": turn.get("equity"), "made": True}
+        )  # fmt: skip
+    return rows
 
 
 def index_page(entries: list[dict]) -> str:
     """entries: {"name", "page", "players", "summary"} or {"name", "error"}."""
-    rows = [
-        "<table><tr><th>game</th><th>players (final score, points given up, bingos missed)"
-        "</th></tr>"
+    view = [
+        e if "error" in e else {**e, "people": list(zip(e["players"], e["summary"], strict=True))}
+        for e in entries
     ]
-    for e in entries:
-        if "error" in e:
-            rows.append(
-                f"<tr><td>{escape(e['name'])}</td><td class='bad'>not annotated: "
-                f"{escape(e['error'])}</td></tr>"
-            )
-            continue
-        people = "; ".join(
-            f"{escape(p['name'])} ({s['final']}, {s['given_up']}, {s['bingos_missed']})"
-            for p, s in zip(e["players"], e["summary"], strict=True)
-        )
-        rows.append(
-            f"<tr><td><a href='{escape(e['page'])}'>{escape(e['name'])}</a></td>"
-            f"<td>{people}</td></tr>"
-        )
-    rows.append("</table>")
-    done = sum(1 for e in entries if "error" not in e)
-    return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Anchor annotation"
-        f"</title><style>{CSS}</style></head><body><h1>Annotated games</h1>"
-        f"<p>{done} of {len(entries)} records annotated.</p>" + "".join(rows) + "</body></html>"
+    return _ENV.get_template("index.html").render(
+        title="Anchor annotation",
+        entries=view,
+        done=sum(1 for e in entries if "error" not in e),
     )

@@ -118,17 +118,24 @@ def _alternatives(
         not entry["invalid_words"]
         and solver.validate_play(turn.board, list(turn.play.placed), rack=rack).ok
     )
-    extra = {}
-    kept = leave_kept(turn, solver.rules) if leaves is not None else None
+    extra: dict = {
+        "rank_by": "score",
+        "unseen": _unseen(solver.rules, turn.board.tiles(), _letters(solver.rules, tiles)),
+    }
+    kept = leave_kept(turn, solver.rules)
     if kept is not None:
+        extra["leave"] = _letters(solver.rules, kept)
+    if kept is not None and leaves is not None:
         made_equity = made + leaves.value(kept)
         equities = moves.equities() or []
         best_equity = equities[0] if equities else made_equity
-        extra = {
-            "equity": round(made_equity, 3),
-            "equity_given_up": round(max(0.0, best_equity - made_equity), 3),
-            "best_equities": [round(e, 3) for e in equities[:top]],
-        }
+        extra.update(
+            rank_by="equity",
+            equity=round(made_equity, 3),
+            equity_given_up=round(max(0.0, best_equity - made_equity), 3),
+            best_equities=[round(e, 3) for e in equities[:top]],
+            equity_rank=1 + bisect_left(equities, -(made_equity + 1e-6), key=neg),
+        )
     return {
         **extra,
         "analysed": True,
@@ -142,11 +149,37 @@ def _alternatives(
             ]
             for m in best
         ],
+        "best_leaves": [_letters(solver.rules, _rest(tiles, m.placed, solver.rules)) for m in best],
         "rank": 1 + _scoring_more(scores, made, sorted_=leaves is None) if legal else None,
         "legal": legal,
         "given_up": max(0, best_score - made),
         "bingo_available": bool(best) and len(best[0].placed) == solver.rules.rack_size,
     }
+
+
+def _rest(tiles, placed, rules) -> list[int]:
+    """The rack's tiles left after placing `placed` (blanks are tile 0)."""
+    left = list(tiles)
+    for _r, _c, ch in placed:
+        left.remove(0 if ch.islower() else rules.letter_index[ch])
+    return left
+
+
+def _letters(rules, tiles) -> str:
+    """Tiles as rack text in alphabet order, blanks last as '?'."""
+    return "".join(rules.alphabet[t - 1] for t in sorted(t for t in tiles if t)) + "?" * sum(
+        1 for t in tiles if t == 0
+    )
+
+
+def _unseen(rules, on_board: Counter, rack: str) -> str:
+    """The tiles the player to move cannot see (the bag and the other racks): the full set
+    less the board and the rack, in alphabet order, blanks last."""
+    left = Counter({ch: n for ch, n in rules.counts.items()})
+    left["?"] = rules.blanks
+    left -= on_board
+    left -= Counter(rack)
+    return "".join(ch * left[ch] for ch in rules.alphabet) + "?" * left["?"]
 
 
 def _summary(players: list[dict], turns: list[dict]) -> list[dict]:

@@ -211,6 +211,46 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     assert os.path.getsize(shot) > 20_000
 
 
+def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
+    """Quackle-style: by equity the table has leave and equity columns, each analysed turn
+    shows the play made (after a gap, with its rank, when it is not in the top N), the
+    running score and the unseen tiles; premium squares are labelled, not colour only."""
+    if not chromium():
+        pytest.skip("Chromium is not installed and `make test` could not install it (apt)")
+    games = tmp_path / "games"
+    games.mkdir()
+    shutil.copy(game_path("doug_v_emely.gcg"), games)
+    out = tmp_path / "out"
+    argv = ["annotate", str(games), "--out", str(out), "--top", "3", "--quiet"]
+    kwg, klv2 = str(data_path("kwg", "TWL06.kwg")), str(data_path("kwg", "TWL06.klv2"))
+    assert main([*argv, "--lexicon", kwg, "--leaves", klv2]) == 0
+    (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
+    analysed = [t for t in line["annotation"]["turns"] if t.get("analysed")]
+    outside = [t for t in analysed if t["played"] not in [b[0] for b in t["best"]]]
+    assert len(analysed) == 26 and outside  # some plays made are not among the best 3
+    dom = render((out / "doug_v_emely.html").as_uri(), tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert html.count("← played") == 26  # the play made, in every table
+    assert html.count("<th>leave</th>") == 26 and html.count(">equity</th>") == 26
+    assert html.count("⋯") == len(outside)
+    for t in outside:
+        assert f"{t['equity_rank']}</td><td>{t['played']}" in html
+    assert html.count("Score after this turn:") == 26
+    players = line["annotation"]["players"]
+    totals = {}
+    for turn in line["annotation"]["turns"]:
+        totals[turn["player"]] = turn["recorded_total"]
+        if turn is analysed[-1]:
+            break
+    last = " – ".join(f"{players[i]['name']} {totals.get(i, 0)}" for i in range(len(players)))
+    assert f"Score after this turn: {last}" in html
+    assert html.count("Unseen (") == 26 and ">TW</text>" in html and ">DL</text>" in html
+    assert "rank 1 of 106 plays by equity" in html
+    first = [t for t in analysed if t["player"] == 0][0]
+    assert f"Unseen ({len(first['unseen'])})" in html
+
+
 def test_annotation_with_leaves_reports_equity_given_up(solver):
     from anchor.engine.leaves import Leaves
 

@@ -78,6 +78,7 @@ def test_the_wheel_installs_under_one_namespace(wheel):
     assert any(re.match(r"anchor/engine/_movegen\..*\.so$", n) for n in names)
     assert "anchor/engine/rulesets/english.toml" in names
     assert "anchor/client/recipes.py" in names
+    assert "anchor/client/templates/game.html" in names  # the report works from a wheel
 
 
 def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):

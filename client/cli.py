@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 
 from . import lexica, protocol
+from .arguments import Parser, non_negative, positive
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
 from .lexica import open_lexicon
@@ -131,12 +132,6 @@ def cmd_analyze(args) -> int:
         equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""
         print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}{equity}")
     return 0
-
-
-def cmd_worker(args) -> int:
-    from anchor.worker.main import run
-
-    return run(args)
 
 
 def cmd_show(args) -> int:
@@ -276,42 +271,11 @@ def _read_text(path: str, what: str) -> str:
         raise AnchorError(f"{what} {path} is not UTF-8 text") from None
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
-
-
-def _port(text: str) -> int:
-    value = _non_negative(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (0..65535)")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def _position_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", help=RULESET_HELP)
     p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
     p.add_argument("--board", help="a text file of board rows ('.' empty, lowercase blank)")
     p.add_argument("--rack", help="the rack, e.g. AEINRS? (default: the CGP's player to move)")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (the usage is a --help away)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 RULESET_HELP = (
@@ -340,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("analyze", help="every legal play for a rack, ranked by score")
     _position_args(p)
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--top", type=_non_negative, help="print only the N best plays")
+    p.add_argument("--top", type=non_negative, help="print only the N best plays")
     p.add_argument("--mode", choices=("both", "across", "down"), default="both")
     p.add_argument("--exchanges", action="store_true", help="also list exchanges and the pass")
     p.add_argument(
@@ -367,8 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
     p.add_argument("--ruleset", help=RULESET_HELP)
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--games", type=_positive, default=10)
-    p.add_argument("--seed", type=_non_negative, default=1, help="seed of the first game")
+    p.add_argument("--games", type=positive, default=10)
+    p.add_argument("--seed", type=non_negative, default=1, help="seed of the first game")
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
     p.add_argument("--out", help="write one GCG file per game into this folder")
     p.add_argument("--no-check", action="store_true", help="skip the per-turn invariant checks")
@@ -380,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity players")
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
-    p.add_argument("--per-job", type=_positive, default=10, help="games per job (fleet mode)")
+    p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
@@ -403,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(default_ruleset=None)
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--top", type=_non_negative, default=5, help="best plays listed per turn")
+    p.add_argument("--top", type=non_negative, default=5, help="best plays listed per turn")
     p.add_argument(
         "--leaves",
         help="leave values (.klv2 path or name): rank by equity and report equity given up",
@@ -419,74 +383,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", help=RULESET_HELP.replace("english", "russian", 1))
     p.set_defaults(default_ruleset="russian")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--games", type=_positive, default=1000, help="games per iteration")
-    p.add_argument("--iterations", type=_positive, default=2)
-    p.add_argument("--seed", type=_non_negative, default=1)
+    p.add_argument("--games", type=positive, default=1000, help="games per iteration")
+    p.add_argument("--iterations", type=positive, default=2)
+    p.add_argument("--seed", type=non_negative, default=1)
     p.add_argument(
         "--eval-games",
-        type=_non_negative,
+        type=non_negative,
         default=0,
         help="after each iteration, games of equity against score play",
     )
-    p.add_argument("--max-leave", type=_positive, default=6, help="largest leave in the file")
+    p.add_argument("--max-leave", type=positive, default=6, help="largest leave in the file")
     p.add_argument("--out", required=True, help="the .klv2 file to write")
-    p.add_argument("--per-job", type=_positive, default=50)
+    p.add_argument("--per-job", type=positive, default=50)
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=7200)
     p.set_defaults(func=cmd_train_leaves)
 
-    p = sub.add_parser("worker", help="run a worker: take analysis jobs from Redis")
-    p.add_argument(
-        "--lexicon",
-        action="append",
-        metavar="NAME[@RULESET]=PATH",
-        help="a lexicon to serve, opened before the first job (repeatable; "
-        "default: english from dictionaries/build)",
+    # The worker is its own program (anchor.worker, also installed as anchor-worker): main()
+    # hands `anchor worker ...` to it, so the client never imports the worker.
+    sub.add_parser(
+        "worker",
+        help="run a worker: take analysis jobs from Redis (see anchor worker --help)",
+        add_help=False,
     )
-    p.add_argument(
-        "--leaves",
-        action="append",
-        metavar="NAME=PATH",
-        help="leave values (KLV2) served for rank=equity requests: NAME=PATH, a .klv2 "
-        "path (served by its file name) or a NAME found beside the lexica (repeatable)",
-    )
-    p.add_argument("--queue", action="append", help="queue(s) to listen on (default: anchor)")
-    p.add_argument(
-        "--redis-url",
-        help="redis:// or rediss:// URL (default: $REDIS_URL, else redis://localhost:6379/0)",
-    )
-    p.add_argument("--name", help="worker name (default: RQ's)")
-    p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
-    p.add_argument("--max-jobs", type=_non_negative, help="exit after this many jobs")
-    p.add_argument(
-        "--maintenance-interval",
-        type=_non_negative,
-        default=10,
-        help="seconds between registry clean-ups that requeue abandoned jobs",
-    )
-    p.add_argument("--metrics-port", type=_port, help="serve Prometheus metrics on this port")
-    p.add_argument("--metrics-host", default="127.0.0.1")
-    p.add_argument("--log-format", choices=("json", "text"), default="json")
-    p.add_argument("--log-level", default="INFO")
-    p.add_argument(
-        "--redis-password-file",
-        help="read the Redis password from this file (default: $REDIS_PASSWORD_FILE, or "
-        "$REDIS_PASSWORD); keeps it off the command line",
-    )
-    caps = p.add_argument_group(
-        "limits", "caps this worker enforces (PROTOCOL.md, Limits); each also reads $ANCHOR_<NAME>"
-    )
-    for flag, help_text in (
-        ("--max-job-seconds", "time one job may take; a client may ask for less (default 30)"),
-        ("--max-result-bytes", "size of one packed result (default 8388608)"),
-        ("--max-moves", "moves a position returns (its limit may be lower; default 1000)"),
-        ("--max-batch", "positions in one batch request (default 1000)"),
-        ("--result-ttl", "seconds results and failures are kept in Redis (default 3600)"),
-        ("--max-retries", "retries of a job whose worker died (default 2)"),
-    ):
-        caps.add_argument(flag, type=float if "seconds" in flag else int, help=help_text)
-    p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("show", help="render a position")
     _position_args(p)
@@ -532,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. Every error is one line on stderr and a non-zero exit: 2 for
     input, files and the service (the message says what to change), 70 for a bug
     (ANCHOR_DEBUG=1 shows its traceback), 130 for Ctrl-C."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["worker"]:  # the worker's own program, in this process's place
+        os.execv(sys.executable, [sys.executable, "-m", "anchor.worker", *argv[1:]])
     args = build_parser().parse_args(argv)
     try:
         resolve_ruleset(args)

@@ -142,3 +142,14 @@ def test_progress_draws_on_a_terminal_and_stays_out_of_logs():
     drawn = tty.getvalue()
     assert "3/3" in drawn and "games/s" in drawn and "100%" in drawn
     assert bar.counted == 6
+
+
+def test_dependencies_point_one_way():
+    """engine imports no service library; the client never imports the worker (DESIGN.md)."""
+    probe = (
+        "import sys, anchor.engine; bad = {'redis', 'rq', 'msgpack'} & set(sys.modules); "
+        "import anchor.client.cli, anchor.client.client, anchor.client.games; "
+        "print(sorted(bad), [m for m in sys.modules if m.startswith('anchor.worker')])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "[] []", done.stderr

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 import redis
 
-from anchor.client.cli import build_parser
+from anchor.worker.cli import build_parser
 
 from .conftest import ROOT
 from .service import free_port, wait_until
@@ -44,8 +44,9 @@ def test_commands_exist_and_parse(where, argv):
         return
     assert argv[0].endswith("anchor"), where
     assert (ROOT / ".venv" / "bin" / "anchor").exists() or shutil.which("anchor")
-    args = build_parser().parse_args(argv[1:])  # SystemExit on a bad argument
-    assert args.command == "worker" and args.lexicon
+    assert argv[1] == "worker", where
+    args = build_parser().parse_args(argv[2:])  # SystemExit on a bad argument
+    assert args.lexicon
 
 
 def test_every_worker_deploy_is_covered():

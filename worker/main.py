@@ -366,7 +366,7 @@ def redis_connection(url: str, password_file: str | None, environ=os.environ) ->
 
 
 def run(args) -> int:
-    """Entry point of `anchor worker` (arguments parsed by client.cli)."""
+    """Run the worker with the arguments worker/cli.py parsed; exit status."""
     logs.configure(args.log_format, args.log_level)
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://localhost:6379/0"
     try:

@@ -1,4 +1,4 @@
-"""The job functions a worker runs. Enqueued by name ("worker.jobs.analyze"), so clients
+"""The job functions a worker runs. Enqueued by name ("anchor.worker.jobs.analyze"), so clients
 never import this module; worker.guard maps that name to `analyze` (nothing is imported by
 a name read from Redis) and binds the worker's `JobContext` to it."""
 

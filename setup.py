@@ -25,6 +25,11 @@ if platform.machine() in ("x86_64", "AMD64") and "popcnt" in cpu_flags():
 
 setup(
     ext_modules=[
-        Extension("anchor.engine._movegen", sources=["engine/_movegen.c"], extra_compile_args=args)
+        Extension(
+            "anchor.engine._movegen",
+            sources=["engine/_movegen.c"],
+            depends=["engine/movegen_limits.h", "engine/kwg_check.h", "engine/leave_table.h"],
+            extra_compile_args=args,
+        )
     ]
 )

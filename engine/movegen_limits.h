@@ -1,0 +1,45 @@
+/*
+ * Constants of the native core, in one place: the KWG node layout, the generator's
+ * limits (exported to Python by PyInit__movegen, where rules.py reads them) and its
+ * buffer sizes. Included by _movegen.c only.
+ */
+#ifndef ANCHOR_MOVEGEN_LIMITS_H
+#define ANCHOR_MOVEGEN_LIMITS_H
+
+#include <stdint.h>
+
+#define KWG_ARC_MASK 0x3FFFFFu
+#define KWG_END_FLAG 0x400000u
+#define KWG_ACCEPTS_FLAG 0x800000u
+#define KWG_TILE_SHIFT 24
+#define KWG_MAX_NODES (KWG_ARC_MASK + 1u) /* arcs cannot address more */
+#define KWG_MAX_WORDS 4000000000ull        /* more means a corrupt or hostile graph */
+
+static inline uint32_t kwg_arc(uint32_t node) { return node & KWG_ARC_MASK; }
+static inline int kwg_is_end(uint32_t node) { return (node & KWG_END_FLAG) != 0; }
+static inline int kwg_accepts(uint32_t node) { return (node & KWG_ACCEPTS_FLAG) != 0; }
+static inline unsigned kwg_tile(uint32_t node) { return node >> KWG_TILE_SHIFT; }
+
+static inline uint32_t load_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#define MAX_SIDE 21                 /* rules.MAX_SIDE: fixed buffers below */
+#define MAX_CELLS (MAX_SIDE * MAX_SIDE)
+#define MAX_LETTERS 63              /* cross-sets are 64-bit masks, bit 0 unused */
+#define MAX_RACK 16
+#define MAX_TILE_VALUE 1000
+#define MAX_BINGO 100000
+#define BLANK_FLAG 0x80u
+#define TILE_MASK 0x7Fu
+#define RECORD_TILES 24             /* >= MAX_SIDE */
+#define MODE_ACROSS 1
+#define MODE_DOWN 2
+#define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
+#define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
+#define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
+#define MAX_SCORE (1 << 24)         /* every score exact as a float: bounds compare exactly */
+#define FAIL_MEMORY 1
+#define FAIL_TIME 2
+
+#endif

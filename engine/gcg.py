@@ -236,6 +236,30 @@ def _parse_event(line: str, lineno: int, source: str) -> Event:
     raise InputError(f"{where}: cannot read move {line!r}")
 
 
+def write_gcg(game: Game) -> str:
+    """The game as GCG text: pragmas (character encoding first), players, notes, then one
+    line per event. parse_gcg reads it back to the same players, pragmas and events."""
+    pragmas = {"character-encoding": "UTF-8", **game.pragmas}
+    lines = [f"#{key} {value}".rstrip() for key, value in pragmas.items()]
+    lines += [f"#player{i} {p.nick} {p.name}" for i, p in enumerate(game.players, 1)]
+    lines += [f"#note {note}" for note in game.notes]
+    lines += [_event_line(ev) for ev in game.events]
+    return "\n".join(lines) + "\n"
+
+
+def _event_line(ev: Event) -> str:
+    body = {
+        PLAY: f"{ev.rack} {ev.coordinate} {ev.word}",
+        EXCHANGE: f"{ev.rack} -{ev.tiles}",
+        PASS: f"{ev.rack} -",
+        WITHDRAWN: f"{ev.rack} --",
+        CHALLENGE_BONUS: f"{ev.rack} (challenge)",
+        TIME_PENALTY: f"{ev.rack} (time)",
+        END_RACK: f"{ev.rack} ({ev.tiles})",
+    }[ev.kind].strip()
+    return f">{ev.player}: {body} {ev.score:+d} {ev.total}"
+
+
 def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
     """Each move line with the board before it; plays are parsed and scored.
 

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from . import gcg
 from .board import Board
 from .errors import AnchorError
 from .moves import EXCHANGE, PASS, Move
@@ -115,7 +116,7 @@ class Game:
     move_times: list[float] = field(default_factory=list)  # seconds per policy call
 
     def to_gcg(self, lexicon: str | None = None) -> str:
-        return write_gcg(self, lexicon)
+        return gcg.write_gcg(record(self, lexicon))
 
 
 def _rack_text(rules: Ruleset, tiles: Counter[str]) -> str:
@@ -253,21 +254,25 @@ def _connected(board: Board) -> bool:
     return len(seen) == len(tiles)
 
 
-def write_gcg(game: Game, lexicon: str | None = None) -> str:
-    """The game as a GCG record (played-through tiles as '.'). `#ruleset` (Anchor's own
-    pragma; other readers skip it) and `#lexicon` let `anchor annotate` replay it under
-    the rules and words it was played with."""
+def record(game: Game, lexicon: str | None = None) -> gcg.Game:
+    """The game as a GCG record (gcg.Game; played-through tiles as '.'). `#ruleset`
+    (Anchor's own pragma; other readers skip it) and `#lexicon` let `anchor annotate`
+    replay it under the rules and words it was played with."""
     rules = game.rules
-    lines = [
-        "#character-encoding UTF-8",
-        f"#description Anchor self-play, {rules.name}, seed {game.seed}",
-        f"#ruleset {rules.name}",
-    ]
+    pragmas = {
+        "description": f"Anchor self-play, {rules.name}, seed {game.seed}",
+        "ruleset": rules.name,
+    }
     if lexicon:
-        lines.append(f"#lexicon {lexicon}")
-    lines += [f"#player{i + 1} {nick} Player {i + 1}" for i, nick in enumerate(game.players)]
+        pragmas["lexicon"] = lexicon
+    players = tuple(gcg.Player(nick, f"Player {i + 1}") for i, nick in enumerate(game.players))
+    events = []
+
+    def event(kind: str, seat: int, rack: str, score: int, total: int, **kw) -> None:
+        nick = game.players[seat]
+        events.append(gcg.Event(kind, nick, rack, score, total, 0, "", player_index=seat, **kw))
+
     for turn in game.turns:
-        nick = game.players[turn.player]
         m = turn.move
         if m.kind == "play":
             new = {(r, c) for r, c, _ in m.placed}
@@ -276,24 +281,23 @@ def write_gcg(game: Game, lexicon: str | None = None) -> str:
                 ch if (m.row + dr * i, m.col + dc * i) in new else "."
                 for i, ch in enumerate(m.word)
             )
-            coord = m.notation.split()[0]
-            lines.append(f">{nick}: {turn.rack} {coord} {word} +{m.score} {turn.total}")
+            coordinate = m.notation.split()[0]
+            event(gcg.PLAY, turn.player, turn.rack, m.score, turn.total,
+                  coordinate=coordinate, word=word)  # fmt: skip
         elif m.kind == EXCHANGE:
-            lines.append(f">{nick}: {turn.rack} -{m.exchanged} +0 {turn.total}")
+            event(gcg.EXCHANGE, turn.player, turn.rack, 0, turn.total, tiles=m.exchanged)
         else:
-            lines.append(f">{nick}: {turn.rack} - +0 {turn.total}")
+            event(gcg.PASS, turn.player, turn.rack, 0, turn.total)
     running = [0] * len(game.players)
     for t in game.turns:
         running[t.player] = t.total
     for i, adjustment in enumerate(game.adjustments):
         if game.racks[i] and adjustment < 0:
             running[i] += adjustment
-            lines.append(
-                f">{game.players[i]}: {game.racks[i]} ({game.racks[i]}) {adjustment} {running[i]}"
-            )
+            event(gcg.END_RACK, i, game.racks[i], adjustment, running[i], tiles=game.racks[i])
     for i, adjustment in enumerate(game.adjustments):
         if adjustment > 0:
             running[i] += adjustment
             out = "".join(game.racks[j] for j in range(len(game.players)) if j != i)
-            lines.append(f">{game.players[i]}: ({out}) +{adjustment} {running[i]}")
-    return "\n".join(lines) + "\n"
+            event(gcg.END_RACK, i, "", adjustment, running[i], tiles=out)
+    return gcg.Game(players, tuple(events), pragmas)

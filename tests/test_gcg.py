@@ -3,6 +3,7 @@ play is an independent scoring oracle (written by Quackle, Macondo and people)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from anchor.engine.gcg import (
     parse_gcg,
     read_gcg,
     replay,
+    write_gcg,
 )
 
 from .conftest import data_path
@@ -214,3 +216,21 @@ def test_leave_kept_by_each_kind_of_move_line():
     assert kept[2] == tuple(sorted(index[c] for c in "YZAB"))
     assert kept[3] == tuple(sorted(index[c] for c in "AEH"))
     assert kept[4] is None  # an exchange recorded only as a count
+
+
+def _comparable(game):
+    return (
+        game.players,
+        [replace(ev, line=0, text="") for ev in game.events],
+        {k: v for k, v in game.pragmas.items() if k != "character-encoding"},
+        game.notes,
+    )
+
+
+@pytest.mark.parametrize("path", gcg_files(), ids=lambda p: p.name)
+def test_write_then_read_gives_the_same_game(path):
+    """One Game model for reading and writing: every shared record survives the trip."""
+    game = read_gcg(path)
+    again = parse_gcg(write_gcg(game), source=str(path))
+    assert _comparable(again) == _comparable(game)
+    assert write_gcg(again) == write_gcg(game)

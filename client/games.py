@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from anchor.engine import AnchorError, Ruleset
+from anchor.engine.match import win_rate
 
 from . import protocol
 from .client import AnalysisClient, Progress, ServiceError
@@ -84,16 +85,10 @@ def cmd_selfplay(args) -> int:
     seated = {name for g in games for name in g["policies"]}
     if len(seated) > 1:
         for name in sorted(seated):
-            wins = 0.0
-            for g in games:
-                pairs = list(zip(g["scores"], g["policies"], strict=True))
-                mine = max(s for s, pol in pairs if pol == name)
-                theirs = max(s for s, pol in pairs if pol != name)
-                wins += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
-            low, high = _wilson(wins, len(games))
+            r = win_rate(games, name)
             print(
-                f"  {name} player won {wins:g} of {len(games)} = {100 * wins / len(games):.1f}% "
-                f"(95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+                f"  {name} player won {r.wins:g} of {r.games} = {100 * r.rate:.1f}% "
+                f"(95% CI {100 * r.low:.1f}-{100 * r.high:.1f}%)"
             )
     return 0
 
@@ -109,14 +104,13 @@ class GameProgress(Progress):
 
 def cmd_train_leaves(args) -> int:
     """Learn leave values by self-play (through the fleet when a Redis URL is given)."""
-    from anchor.engine.training import LeaveModel, fit, observations
+    from anchor.engine.training import train
 
     rules = Ruleset.load(args.ruleset)
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(redis_url, queue=args.queue, job_timeout=600)
-    model = LeaveModel(rules)
 
-    def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool) -> list[dict]:
+    def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool, model):
         requests = [
             protocol.SelfPlayRequest(
                 ruleset=args.ruleset,
@@ -137,36 +131,11 @@ def cmd_train_leaves(args) -> int:
             raise AnchorError("; ".join(failed))
         return [g for r in results for g in r["games"]]
 
-    def evaluate(label: str) -> None:
-        games = play(args.eval_games, 1_000_000, ("equity", "score"), True)
-        wins = 0.0
-        for g in games:
-            pairs = dict(zip(g["policies"], g["scores"], strict=True))
-            wins += (
-                1.0
-                if pairs["equity"] > pairs["score"]
-                else 0.5
-                if pairs["equity"] == pairs["score"]
-                else 0.0
-            )
-        low, high = _wilson(wins, len(games))
-        print(
-            f"  {label}: equity player won {100 * wins / len(games):.1f}% of {len(games)} games "
-            f"against the score player (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
-        )
-
     started = time.perf_counter()
-    for iteration in range(1, args.iterations + 1):
-        policies = ("score",) if iteration == 1 else ("equity",)
-        games = play(args.games, args.seed + iteration * 100_000, policies, False)
-        data = [obs for g in games for obs in observations(g["gcg"], rules)]
-        model = fit(rules, data)
-        print(
-            f"iteration {iteration}: {len(games)} games ({policies[0]} players), "
-            f"{len(data)} leaves observed, {time.perf_counter() - started:.1f} s"
-        )
-        if args.eval_games:
-            evaluate(f"after iteration {iteration}")
+    model = train(
+        rules, play, args.games, args.iterations, args.seed, args.eval_games,
+        say=lambda line: print(line, flush=True),
+    )  # fmt: skip
     values = {
         ("?" if i == 0 else rules.alphabet[i - 1]): round(v, 2)
         for i, v in enumerate(model.params[: rules.size + 1])
@@ -178,16 +147,6 @@ def cmd_train_leaves(args) -> int:
     Path(args.out).write_bytes(data)
     print(f"wrote {args.out}: {len(data):,} bytes ({time.perf_counter() - started:.1f} s in all)")
     return 0
-
-
-def _wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate."""
-    import math
-
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def cmd_annotate(args) -> int:

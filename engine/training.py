@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import product
 
 from .gcg import EXCHANGE, PASS, PLAY, leave_kept, parse_gcg, replay
@@ -21,6 +21,10 @@ from .leaves import MAX_LETTERS, Leaves
 from .rules import Ruleset
 
 RIDGE = 50.0  # shrinks rarely seen tiles toward 0
+
+# play(games, seed, policies, alternate, model) -> self-play result maps (gcg, scores,
+# policies): in-process or across the worker fleet, the caller's choice.
+PlayGames = Callable[[int, int, tuple[str, ...], bool, "LeaveModel"], list[dict]]
 
 
 class LeaveModel:
@@ -161,3 +165,42 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     for r in range(n - 1, -1, -1):
         x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
     return x
+
+
+def train(
+    rules: Ruleset,
+    play: PlayGames,
+    games: int,
+    iterations: int,
+    seed: int,
+    eval_games: int = 0,
+    say: Callable[[str], None] = print,
+) -> LeaveModel:
+    """The training loop: each iteration plays `games` games (score players first, then
+    equity players with the current model), fits a new model to the leaves observed, and
+    with `eval_games` measures it against the score player (seats alternating)."""
+    from time import perf_counter
+
+    from .match import win_rate
+
+    model = LeaveModel(rules)
+    started = perf_counter()
+    for iteration in range(1, iterations + 1):
+        policies = ("score",) if iteration == 1 else ("equity",)
+        played = play(games, seed + iteration * 100_000, policies, False, model)
+        data = [obs for g in played for obs in observations(g["gcg"], rules)]
+        model = fit(rules, data)
+        say(
+            f"iteration {iteration}: {len(played)} games ({policies[0]} players), "
+            f"{len(data)} leaves observed, {perf_counter() - started:.1f} s"
+        )
+        if eval_games:
+            result = win_rate(
+                play(eval_games, 1_000_000, ("equity", "score"), True, model), "equity"
+            )
+            say(
+                f"  after iteration {iteration}: equity player won {100 * result.rate:.1f}% of "
+                f"{result.games} games against the score player "
+                f"(95% CI {100 * result.low:.1f}-{100 * result.high:.1f}%)"
+            )
+    return model

@@ -138,3 +138,59 @@ def test_twl06_selfplay_with_a_lexicon_path(capsys):
     assert main(["selfplay", "--games", "2", "--lexicon", lexicon, "--players", "4"]) == 0
     assert "2 english games, 4 players" in capsys.readouterr().out
     assert isinstance(Lexicon.open(lexicon, ENGLISH), Lexicon)
+
+
+def test_win_rate_counts_draws_half_and_gives_the_wilson_interval():
+    from anchor.engine.match import WinRate, wilson, win_rate
+
+    games = [
+        {"scores": [400, 350], "policies": ["equity", "score"]},
+        {"scores": [300, 300], "policies": ["score", "equity"]},
+        {"scores": [200, 380], "policies": ["equity", "score"]},
+        {"scores": [310, 290], "policies": ["score", "score"]},  # equity not seated: skipped
+    ]
+    result = win_rate(games, "equity")
+    assert (result.wins, result.games) == (1.5, 3) and result.rate == 0.5
+    assert win_rate(games, "score").wins == 1.5
+    low, high = wilson(50, 100)
+    assert round(low, 4) == 0.4038 and round(high, 4) == 0.5962  # the textbook value
+    assert result == WinRate("equity", 1.5, 3, *wilson(1.5, 3))
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_the_training_loop_fits_what_the_games_show(russian):
+    from anchor.engine import Lexicon, Solver
+    from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
+    from anchor.engine.training import LeaveModel, train
+
+    from .conftest import ROOT
+
+    solver = Solver(Lexicon.open(ROOT / "dictionaries" / "build" / "russian.kwg", russian))
+    calls = []
+
+    def play(games, seed, policies, alternate, model):
+        calls.append((games, seed, policies, alternate))
+        out = []
+        for i in range(games):
+            seated = list(policies) * 2 if len(policies) == 1 else list(policies)
+            if alternate and i % 2:
+                seated.reverse()
+            game = play_game(
+                solver, seed + i, policies=[EquityPlayer(model) if p == "equity" else Greedy()
+                                            for p in seated], check=False,
+            )  # fmt: skip
+            out.append({"gcg": game.to_gcg(), "scores": game.scores, "policies": seated})
+        return out
+
+    said = []
+    model = train(russian, play, games=6, iterations=2, seed=5, eval_games=2, say=said.append)
+    assert isinstance(model, LeaveModel) and any(abs(v) > 0 for v in model.params)
+    assert [c[2] for c in calls] == [
+        ("score",),
+        ("equity", "score"),
+        ("equity",),
+        ("equity", "score"),
+    ]
+    assert calls[0][1] == 5 + 100_000 and calls[1][3] is True
+    assert said[0].startswith("iteration 1: 6 games (score players)")
+    assert "equity player won" in said[1] and "of 2 games" in said[1]

@@ -227,12 +227,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
             annotation = annotate_game(game, solver, request.top, leaves, deadline.budget)
         except InputError as exc:
             raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
-        return {
-            "v": p.VERSION,
-            "ok": True,
-            "annotation": annotation,
-            "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
-        }
+        return p.annotate_result(annotation, (time.perf_counter() - started) * 1e6)
     registry.solver(request.ruleset, request.lexicon)  # an unknown name fails the whole request
     leaves = None
     if request.rank == "equity":
@@ -247,7 +242,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
         except p.ProtocolError as exc:
             if not request.batch or exc.code == p.TIMEOUT:
                 raise
-            result = {"ok": False, "error": {"code": exc.code, "message": exc.message}}
+            result = p.position_error(exc.code, exc.message)
         results.append(result)
         if limits.result_bytes is not None:
             size += _packed_bound(result)
@@ -260,12 +255,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
                         f"{limits.result_bytes:,} bytes; ask for fewer moves ('limit') or "
                         "fewer positions",
                     )
-    timings = {"total_us": round((time.perf_counter() - started) * 1e6, 1)}
-    if request.batch:
-        return {"v": p.VERSION, "ok": True, "results": results, "timings": timings}
-    result = results[0]
-    result["timings"]["total_us"] = timings["total_us"]
-    return {"v": p.VERSION, **result}
+    return p.analysis_result(results, request.batch, (time.perf_counter() - started) * 1e6)
 
 
 def _packed_bound(result: dict) -> int:
@@ -412,14 +402,13 @@ def analyze_position(
             entries.append(p.move_entry(move, breakdown))
     else:  # straight from the packed records, no Move objects
         entries = [p.entry_from_fields(f) for f in moves.fields()]
-    out = {"ok": True, "moves": entries, "timings": {"generate_us": round(generated * 1e6, 1)}}
-    if moves.total is not None:
-        out["total"] = moves.total
-    if truncated:
-        out["truncated"] = True
-    if leaves is not None:
-        out["equities"] = [round(e, 3) for e in moves.equities()]
-    return out
+    return p.position_result(
+        entries,
+        generated * 1e6,
+        total=moves.total,
+        truncated=truncated,
+        equities=moves.equities() if leaves is not None else None,
+    )
 
 
 def run_selfplay(
@@ -452,20 +441,15 @@ def run_selfplay(
         except InvariantError as exc:  # an engine bug: report it with the seed that shows it
             raise p.ProtocolError(p.INTERNAL, f"seed {request.seed + i}: {exc}") from None
         games.append(
-            {
-                "seed": game.seed,
-                "policies": seated,
-                "scores": game.scores,
-                "turns": len(game.turns),
-                "end": game.end,
-                "plays": game.plays_generated,
-                "move_us": [round(t * 1e6, 1) for t in game.move_times],
-                "gcg": game.to_gcg(request.lexicon or DEFAULT_LEXICON.get(request.ruleset)),
-            }
+            p.selfplay_game(
+                seed=game.seed,
+                policies=seated,
+                scores=game.scores,
+                turns=len(game.turns),
+                end=game.end,
+                plays=game.plays_generated,
+                move_seconds=game.move_times,
+                gcg=game.to_gcg(request.lexicon or DEFAULT_LEXICON.get(request.ruleset)),
+            )
         )
-    return {
-        "v": p.VERSION,
-        "ok": True,
-        "games": games,
-        "timings": {"total_us": round((time.perf_counter() - started) * 1e6, 1)},
-    }
+    return p.selfplay_result(games, (time.perf_counter() - started) * 1e6)

@@ -49,7 +49,7 @@ def cmd_selfplay(args) -> int:
     failed = [r["error"] for r in results if not r["ok"]]
     if failed:
         raise AnchorError("; ".join(f"{e['message']} [{e['code']}]" for e in failed))
-    games = [g for r in results for g in r["games"]]
+    games = [g for r in results for g in protocol.games_of(r)]
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -99,7 +99,7 @@ class GameProgress(Progress):
     unit = "games"
 
     def count(self, result: dict) -> int:
-        return len(result.get("games", ()))
+        return len(protocol.games_of(result))
 
 
 def cmd_train_leaves(args) -> int:
@@ -129,7 +129,7 @@ def cmd_train_leaves(args) -> int:
         failed = [r["error"]["message"] for r in results if not r["ok"]]
         if failed:
             raise AnchorError("; ".join(failed))
-        return [g for r in results for g in r["games"]]
+        return [g for r in results for g in protocol.games_of(r)]
 
     started = time.perf_counter()
     model = train(
@@ -190,8 +190,11 @@ def cmd_annotate(args) -> int:
         unit = "positions"
 
         def count(self, result: dict) -> int:
-            turns = result.get("annotation", {}).get("turns", [])
-            return sum(1 for turn in turns if turn.get("analysed"))
+            if not result.get("ok"):
+                return 0
+            return sum(
+                1 for turn in protocol.annotation_of(result)["turns"] if turn.get("analysed")
+            )
 
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
@@ -222,7 +225,7 @@ def cmd_annotate(args) -> int:
                     + "\n"
                 )
                 continue
-            annotation = result["annotation"]
+            annotation = protocol.annotation_of(result)
             positions += sum(1 for turn in annotation["turns"] if turn.get("analysed"))
             page = entry["name"].replace("/", "__").removesuffix(".gcg") + ".html"
             (out / page).write_text(

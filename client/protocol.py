@@ -8,7 +8,7 @@ Nothing here knows how analysis is done; it only says what a request and a resul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -513,8 +513,87 @@ def _kind_name(kind: type) -> str:
 
 
 # -------------------------------------------------------------------- results
+# ---------------------------------------------------------------------- results
+# Every result map is built here, beside the requests (PROTOCOL.md, "Result"); readers
+# use the functions below rather than string keys of their own.
 def error_result(code: str, message: str) -> dict:
     return {"v": VERSION, "ok": False, "error": {"code": code, "message": message}}
+
+
+def position_error(code: str, message: str) -> dict:
+    """One failed position of a batch (the others are answered)."""
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def position_result(
+    entries: list,
+    generate_us: float,
+    total: int | None = None,
+    truncated: bool = False,
+    equities: Sequence[float] | None = None,
+) -> dict:
+    """One position's moves (compact arrays, best first); `total` only when known."""
+    out: dict = {"ok": True, "moves": entries, "timings": {"generate_us": round(generate_us, 1)}}
+    if total is not None:
+        out["total"] = total
+    if truncated:
+        out["truncated"] = True
+    if equities is not None:
+        out["equities"] = [round(e, 3) for e in equities]
+    return out
+
+
+def analysis_result(results: list[dict], batch: bool, total_us: float) -> dict:
+    """A request's answer: a batch's `results`, or its one position's fields at the top."""
+    if batch:
+        return {"v": VERSION, "ok": True, "results": results, "timings": _total(total_us)}
+    single = dict(results[0])
+    single["timings"] = {**single.get("timings", {}), **_total(total_us)}
+    return {"v": VERSION, **single}
+
+
+def selfplay_game(
+    seed: int,
+    policies: Sequence[str],
+    scores: Sequence[int],
+    turns: int,
+    end: str,
+    plays: int,
+    move_seconds: Sequence[float],
+    gcg: str,
+) -> dict:
+    return {
+        "seed": seed,
+        "policies": list(policies),
+        "scores": list(scores),
+        "turns": turns,
+        "end": end,
+        "plays": plays,
+        "move_us": [round(s * 1e6, 1) for s in move_seconds],
+        "gcg": gcg,
+    }
+
+
+def selfplay_result(games: list[dict], total_us: float) -> dict:
+    return {"v": VERSION, "ok": True, "games": games, "timings": _total(total_us)}
+
+
+def annotate_result(annotation: dict, total_us: float) -> dict:
+    return {"v": VERSION, "ok": True, "annotation": annotation, "timings": _total(total_us)}
+
+
+def _total(total_us: float) -> dict:
+    return {"total_us": round(total_us, 1)}
+
+
+def games_of(result: dict) -> list[dict]:
+    """A self-play result's games."""
+    return list(result.get("games", ()))
+
+
+def annotation_of(result: dict) -> dict:
+    """An annotate result's annotation."""
+    return result["annotation"]
 
 
 def move_entry(move, breakdown: Mapping | None = None) -> list:

@@ -192,8 +192,14 @@ def cmd_build_lexicon(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lexicon = Lexicon.build(text.splitlines(), rules)
-    lexicon.save(args.out)
     report = lexicon.report
+    if report.kept == 0:
+        detail = f"{report.rejected} rejected" if report.rejected else "the file holds no words"
+        raise AnchorError(
+            f"{path}: no word fits the {rules.name} alphabet ({detail}); nothing written. "
+            f"Is --ruleset right?"
+        )
+    lexicon.save(args.out)
     elapsed = time.perf_counter() - started
     for position, word, reason in report.examples:
         print(f"{path}:{position}: rejected {word!r}: {reason}", file=sys.stderr)

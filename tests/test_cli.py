@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from anchor.client.cli import main
+from anchor.engine import LexiconInfo
 
 from .conftest import DEFAULT_KWG
 
@@ -69,6 +70,16 @@ def test_build_lexicon(tmp_path, capsys):
     latin.write_bytes("caf\xe9\n".encode("latin-1"))
     assert main(["build-lexicon", "--words", str(latin), "--out", str(out)]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+    # Russian words under English rules: nothing fits, nothing is written, exit 2
+    russian = tmp_path / "ru.txt"
+    russian.write_text("дом\nкот\n", encoding="utf-8")
+    empty = tmp_path / "empty.kwg"
+    assert main(["build-lexicon", "--words", str(russian), "--out", str(empty)]) == 2
+    assert "no word fits the english alphabet (2 rejected)" in capsys.readouterr().err
+    assert not empty.exists()
+    assert main(["build-lexicon", "--ruleset", "russian", "--words", str(russian),
+                 "--out", str(empty)]) == 0  # fmt: skip
+    assert LexiconInfo.read(empty).ruleset == "russian" and LexiconInfo.read(empty).words == 2
 
 
 def test_default_lexicon_file(default_english):

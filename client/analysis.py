@@ -217,6 +217,8 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
         elif "equity" in request.policies:
             leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
         return run_selfplay(request, solver, started, leaves, deadline)
+    if isinstance(request, p.SimulateRequest):
+        return run_simulate(request, registry, started, deadline)
     if isinstance(request, p.AnnotateRequest):
         solver = registry.solver(request.ruleset, request.lexicon)
         try:
@@ -453,3 +455,34 @@ def run_selfplay(
             )
         )
     return p.selfplay_result(games, (time.perf_counter() - started) * 1e6)
+
+
+def run_simulate(
+    request: p.SimulateRequest, registry: LexiconRegistry, started: float, deadline: Deadline
+) -> dict:
+    """One share of a simulation: every candidate's value for each of its iterations."""
+    from anchor.engine import simulate
+
+    solver = registry.solver(request.ruleset, request.lexicon)
+    leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
+    try:
+        position = parse_cgp(solver.rules, request.cgp)
+        rack = request.rack if request.rack is not None else position.racks[0]
+        tiles = parse_rack(solver.rules, rack or "")
+        check_rack(solver.rules, tiles)
+        check_position(position.board, tiles)
+        chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
+        only = request.only or tuple(range(len(chosen)))
+        if any(c >= len(chosen) for c in only):
+            raise p.ProtocolError(
+                p.BAD_VALUE, f"'only' names candidate {max(only)}; there are {len(chosen)}"
+            )
+        values = simulate.iterate(
+            solver, position.board, rack, leaves, [chosen[c] for c in only], request.plies,
+            request.seed, range(request.first, request.first + request.iterations),
+            budget=deadline.budget,
+        )  # fmt: skip
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    table = [[c.notation, c.score, round(c.equity, 3)] for c in chosen]
+    return p.simulate_result(table, only, values, (time.perf_counter() - started) * 1e6)

@@ -67,6 +67,8 @@ def cmd_demo(args) -> int:
 def cmd_analyze(args) -> int:
     """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
+    if args.sim:
+        return _simulate(args)
     if args.rack is not None and not args.rack.strip():
         raise AnchorError("the rack is empty: give the tiles with --rack, e.g. --rack AEINRS?")
     if args.rack is None and args.cgp and len(args.cgp.split()) < 2:
@@ -131,6 +133,50 @@ def cmd_analyze(args) -> int:
     for rank, m in enumerate(moves, 1):
         equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""
         print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}{equity}")
+    return 0
+
+
+def _simulate(args) -> int:
+    """anchor analyze --sim: the top plays by equity, ranked by simulation."""
+    from anchor.engine.simulate import Simulation
+
+    from .simulation import SimulationJob, simulate
+
+    if not args.cgp or len(args.cgp.split()) < 2:
+        raise AnchorError("--sim needs a full CGP (--cgp 'BOARD RACK/ SCORES ZEROS')")
+    if not 0 <= args.confidence < 1:
+        raise AnchorError(f"--confidence must be in [0, 1), not {args.confidence}")
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
+    settings = Simulation(
+        candidates=args.candidates,
+        plies=args.plies,
+        iterations=args.iterations,
+        seed=args.seed,
+        confidence=args.confidence or None,
+    )
+    job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
+    started = time.perf_counter()
+    try:
+        stats = simulate(client, job, settings, args.per_job, max(args.timeout, 600), progress=True)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    done = sum(s.iterations for s in stats)
+    where = "via Redis" if redis_url else "in-process"
+    print(
+        f"{len(stats)} candidates, {args.plies} plies, {done:,} playouts in {elapsed:.2f} s "
+        f"({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
+    )
+    width = max((len(s.notation) for s in stats), default=0)
+    print(f"{'':>5}  {'play':<{width}}  score  equity   sim mean  ± s.e.   win%  iterations")
+    for rank, s in enumerate(stats, 1):
+        se = s.stdev / s.iterations**0.5 if s.iterations else 0.0
+        mark = "  (dropped)" if s.pruned else ""
+        print(
+            f"{rank:>4}.  {s.notation:<{width}}  {s.score:>5}  {s.equity:>6.1f}  {s.mean:>9.2f}"
+            f"  {se:>6.2f}  {100 * s.win_rate:>5.1f}  {s.iterations:>10}{mark}"
+        )
     return 0
 
 
@@ -324,6 +370,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave values for --rank equity: a .klv2 path or a name "
         "(default: the lexicon's name, NAME.klv2 beside the lexica)",
     )
+    sim = p.add_argument_group(
+        "simulation", "rank the top plays by playing on (Monte Carlo), spread over the workers"
+    )
+    sim.add_argument("--sim", action="store_true", help="simulate instead of ranking statically")
+    sim.add_argument("--candidates", type=positive, default=15, help="plays simulated (15)")
+    sim.add_argument("--plies", type=positive, default=2, help="moves played after each (2)")
+    sim.add_argument("--iterations", type=positive, default=1000, help="at most (1000)")
+    sim.add_argument("--seed", type=non_negative, default=1, help="the draws' seed (1)")
+    sim.add_argument(
+        "--confidence",
+        type=float,
+        default=0.99,
+        help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
+    )
+    sim.add_argument("--per-job", type=positive, default=100, help="iterations per job (100)")
     p.add_argument("--show-board", action="store_true", help="render the board first")
     p.add_argument("--json", action="store_true", help="print a JSON list of plays")
     p.add_argument(

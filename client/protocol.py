@@ -14,6 +14,8 @@ from typing import Any
 
 import msgpack
 
+from anchor.engine import simulate
+
 VERSION = 1
 MAX_PAYLOAD = 1 << 20  # 1 MiB: a batch of MAX_BATCH CGP positions is ~200 KB
 MAX_BATCH = 1000  # the protocol's ceiling; a server may set a lower one (Limits.batch)
@@ -188,6 +190,30 @@ MAX_GCG = 512 * 1024
 MAX_TOP = 50
 
 
+@dataclass(frozen=True, slots=True)
+class SimulateRequest:
+    """A share of a Monte Carlo simulation: iterations [first, first + iterations) of
+    the candidates numbered in `only` (all when empty) among the top `candidates` plays by
+    equity. Any split of a simulation's iterations merges into the same answer."""
+
+    cgp: str
+    ruleset: str = "english"
+    lexicon: str | None = None
+    leaves: str | None = None
+    rack: str | None = None  # default: the CGP's player to move
+    candidates: int = 15
+    plies: int = 2
+    seed: int = 1
+    first: int = 0
+    iterations: int = 100
+    only: tuple[int, ...] = ()
+
+
+MAX_SIM_ITERATIONS = 10_000  # per job; a simulation is split into many jobs
+MAX_SIM_CANDIDATES = simulate.MAX_CANDIDATES
+MAX_SIM_PLIES = simulate.MAX_PLIES
+
+
 # ------------------------------------------------------------------- requests
 _TOP = {
     "v",
@@ -224,14 +250,40 @@ _SELFPLAY = {
 }
 POLICIES = ("score", "equity")
 _ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves"}
+_SIMULATE = {
+    "v", "kind", "ruleset", "lexicon", "leaves", "cgp", "rack", "candidates", "plies",
+    "seed", "first", "iterations", "only",
+}  # fmt: skip
 
 
-def decode_request(payload: bytes, limits: Limits | None = None) -> Request | SelfPlayRequest:
+def decode_request(
+    payload: bytes, limits: Limits | None = None
+) -> Request | SelfPlayRequest | AnnotateRequest | SimulateRequest:
     """Bytes from the queue -> Request (or SelfPlayRequest), or ProtocolError."""
     return parse_request(unpack(payload), limits or Limits())
 
 
-def encode_request(request: Request | SelfPlayRequest | AnnotateRequest) -> bytes:
+def encode_request(
+    request: Request | SelfPlayRequest | AnnotateRequest | SimulateRequest,
+) -> bytes:
+    if isinstance(request, SimulateRequest):
+        out = {
+            "v": VERSION,
+            "kind": "simulate",
+            "ruleset": request.ruleset,
+            "cgp": request.cgp,
+            "candidates": request.candidates,
+            "plies": request.plies,
+            "seed": request.seed,
+            "first": request.first,
+            "iterations": request.iterations,
+        }
+        for key in ("lexicon", "leaves", "rack"):
+            if getattr(request, key) is not None:
+                out[key] = getattr(request, key)
+        if request.only:
+            out["only"] = list(request.only)
+        return pack(out)
     if isinstance(request, AnnotateRequest):
         out = {
             "v": VERSION,
@@ -323,6 +375,8 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
     kind = _get(obj, "kind", str, "analyze")
     if kind == "selfplay":
         return _selfplay(obj)
+    if kind == "simulate":
+        return _simulate(obj)
     if kind == "annotate":
         return _annotate(obj)
     _no_unknown(obj, _TOP, "request")
@@ -381,6 +435,62 @@ def _annotate(obj: dict) -> AnnotateRequest:
         top,
         _get(obj, "leaves", str, None),
     )
+
+
+def _simulate(obj: dict) -> SimulateRequest:
+    _no_unknown(obj, _SIMULATE, "simulate request")
+    cgp = _get(obj, "cgp", str, None)
+    if cgp is None:
+        raise ProtocolError(MISSING_FIELD, "a simulate request needs 'cgp' (the position)")
+    if len(cgp) > MAX_STRING:
+        raise ProtocolError(BAD_VALUE, f"'cgp' is longer than {MAX_STRING} characters")
+    rack = _get(obj, "rack", str, None)
+    if rack is not None and len(rack) > 64:
+        raise ProtocolError(BAD_VALUE, "'rack' is longer than 64 characters")
+    ranges = {
+        "candidates": (1, MAX_SIM_CANDIDATES, 15),
+        "plies": (1, MAX_SIM_PLIES, 2),
+        "seed": (0, 2**63 - 1, 1),
+        "first": (0, 2**40, 0),
+        "iterations": (1, MAX_SIM_ITERATIONS, 100),
+    }
+    values = {}
+    for key, (low, high, default) in ranges.items():
+        values[key] = _get(obj, key, int, default)
+        if not low <= values[key] <= high:
+            raise ProtocolError(BAD_VALUE, f"'{key}' must be {low}..{high}, not {values[key]}")
+    only = _get(obj, "only", list, [])
+    if len(only) > MAX_SIM_CANDIDATES or not all(
+        isinstance(c, int) and not isinstance(c, bool) and 0 <= c < values["candidates"]
+        for c in only
+    ):
+        raise ProtocolError(
+            BAD_VALUE, f"'only' must list candidate numbers 0..{values['candidates'] - 1}"
+        )
+    return SimulateRequest(
+        cgp,
+        _string(obj, "ruleset", "english"),
+        _get(obj, "lexicon", str, None),
+        _get(obj, "leaves", str, None),
+        rack,
+        only=tuple(sorted(set(only))),
+        **values,
+    )
+
+
+def simulate_result(
+    candidates: list[list], only: Sequence[int], values: list, total_us: float
+) -> dict:
+    """`candidates`: [notation, score, equity] of every candidate; `values[k]`: the values
+    of candidate only[k], one per iteration, in iteration order."""
+    return {
+        "v": VERSION,
+        "ok": True,
+        "candidates": candidates,
+        "only": list(only),
+        "values": values,
+        "timings": _total(total_us),
+    }
 
 
 def _selfplay(obj: dict) -> SelfPlayRequest:

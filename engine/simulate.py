@@ -1,0 +1,265 @@
+"""Monte Carlo simulation: which of the top plays by equity does best when the game goes on.
+
+For each candidate (the top K plays by static equity, exchanges included while the bag
+allows), an iteration draws the opponent's rack and the bag's order from the tiles the
+player cannot see, makes the candidate, and plays `plies` more moves, both sides taking
+their best play by equity. Its value is the points spread over those moves plus the
+value of the last leave each side kept (ours minus theirs); when a side goes out, the
+game ends there and the spread takes twice the tiles left on the other rack.
+
+Iteration i of a simulation with seed S always draws the same tiles (its generator is
+seeded with "S:i"), and every candidate of an iteration sees the same draw (common
+random numbers: the differences between candidates are what is measured, not the luck
+of the draw). So iterations can be split across processes or machines in any way and
+merged back into exactly the same answer: a job returns each candidate's value for each
+of its iterations, and the statistics are computed from them in iteration order.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from .board import Board
+from .errors import InputError
+from .moves import EXCHANGE, PASS, Move
+from .notation import parse_rack
+from .rules import BLANK, Ruleset
+from .solver import Solver
+
+MAX_CANDIDATES = 50
+MAX_PLIES = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A play (or exchange, or the pass) being simulated, with its static evaluation."""
+
+    notation: str
+    score: int
+    equity: float
+    move: Move
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateStats:
+    """What the simulation says of one candidate."""
+
+    notation: str
+    score: int
+    equity: float  # static: score + leave value
+    iterations: int
+    mean: float  # mean value (spread + leave difference) over its iterations
+    stdev: float
+    win_rate: float  # share of iterations ending ahead, given the spread before the move
+    pruned: bool  # dropped early: behind the leader with the confidence asked for
+
+
+def unseen_tiles(rules: Ruleset, board: Board, rack: str) -> list[str]:
+    """The tiles the player to move cannot see (the bag and the opponent's rack), in
+    alphabet order, blanks last; InputError when board and rack use more tiles than the
+    ruleset has."""
+    left = Counter({ch: n for ch, n in rules.counts.items()})
+    left[BLANK] = rules.blanks
+    used = board.tiles() + Counter(_letters(rules, parse_rack(rules, rack)))
+    over = used - left
+    if over:
+        raise InputError(f"board and rack hold more tiles than the ruleset has: {dict(over)}")
+    left -= used
+    return [ch for ch in (*rules.alphabet, BLANK) for _ in range(left[ch])]
+
+
+def candidates(solver: Solver, board: Board, rack: str, leaves, count: int) -> list[Candidate]:
+    """The top `count` moves by static equity (exchanges while the bag holds a rack)."""
+    if not 1 <= count <= MAX_CANDIDATES:
+        raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, not {count}")
+    bag = len(unseen_tiles(solver.rules, board, rack)) - solver.rules.rack_size
+    moves = solver.generate_moves(
+        board,
+        rack,
+        limit=count,
+        rank="equity",
+        leaves=leaves,
+        include_exchanges=bag >= solver.rules.rack_size,
+    )
+    equities = moves.equities() or []
+    return [Candidate(m.notation, m.score, e, m) for m, e in zip(moves, equities, strict=True)]
+
+
+def iterate(
+    solver: Solver,
+    board: Board,
+    rack: str,
+    leaves,
+    chosen: Sequence[Candidate],
+    plies: int,
+    seed: int,
+    iterations: range,
+    budget: Callable[[], float | None] | None = None,
+) -> list[list[float]]:
+    """values[c][j]: candidate c's value in iteration iterations[j]. `budget`, when given,
+    is called before each iteration and raises when no time is left."""
+    if not 1 <= plies <= MAX_PLIES:
+        raise InputError(f"plies must be 1..{MAX_PLIES}, not {plies}")
+    rules = solver.rules
+    unseen = unseen_tiles(rules, board, rack)
+    mine = Counter(_letters(rules, parse_rack(rules, rack)))
+    values: list[list[float]] = [[] for _ in chosen]
+    for i in iterations:
+        if budget is not None:
+            budget()
+        order = list(unseen)
+        random.Random(f"{seed}:{i}").shuffle(order)
+        for c, candidate in enumerate(chosen):
+            values[c].append(_playout(solver, board, mine, order, candidate.move, plies, leaves))
+    return values
+
+
+def _playout(solver, board, mine: Counter, order: list[str], move: Move, plies, leaves) -> float:
+    rules = solver.rules
+    opponent = Counter(order[: rules.rack_size])
+    bag = order[rules.rack_size :]
+    racks = [mine.copy(), opponent]
+    kept: list[Counter | None] = [None, None]
+    spread = 0.0
+    side = 0
+    for ply in range(plies + 1):
+        if ply:
+            text = _rack_text(rules, racks[side])
+            found = solver.generate_moves(
+                board,
+                text,
+                limit=1,
+                rank="equity",
+                leaves=leaves,
+                include_exchanges=len(bag) >= rules.rack_size,
+            )
+            move = found[0] if len(found) else Move(0, -1, -1, "", "", (), PASS)
+        rack = racks[side]
+        if move.kind == "play":
+            board = board.apply(move.placed)
+            for _r, _c, letter in move.placed:
+                rack[BLANK if letter.islower() else letter] -= 1
+        elif move.kind == EXCHANGE:
+            rack.subtract(Counter(move.exchanged))
+        rack += Counter()
+        racks[side] = rack
+        kept[side] = rack.copy()
+        spread += move.score if side == 0 else -move.score
+        need = rules.rack_size - sum(rack.values())
+        drawn, bag = bag[:need], bag[need:]
+        rack.update(drawn)
+        if move.kind == EXCHANGE:
+            bag = bag + list(Counter(move.exchanged).elements())
+        if not rack and not bag:  # out: the game ends, the other rack counts double
+            other = _value(rules, racks[1 - side])
+            return spread + (2 * other if side == 0 else -2 * other)
+        side = 1 - side
+    return spread + _leave(rules, leaves, kept[0]) - _leave(rules, leaves, kept[1])
+
+
+def summarize(
+    chosen: Sequence[Candidate],
+    values: Sequence[Sequence[float]],
+    lead: int = 0,
+    pruned: Sequence[bool] | None = None,
+) -> list[CandidateStats]:
+    """Statistics per candidate from its values (in iteration order), best mean first.
+    `lead`: the player's spread before the move, for the win rate."""
+    out = []
+    for c, candidate in enumerate(chosen):
+        v = values[c]
+        n = len(v)
+        mean = math.fsum(v) / n if n else 0.0
+        var = math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else 0.0
+        wins = sum(1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in v)
+        out.append(
+            CandidateStats(
+                candidate.notation,
+                candidate.score,
+                round(candidate.equity, 3),
+                n,
+                mean,
+                math.sqrt(var),
+                wins / n if n else 0.0,
+                bool(pruned and pruned[c]),
+            )
+        )
+    return sorted(out, key=lambda s: (s.pruned, -s.mean))
+
+
+def prune(
+    values: Sequence[Sequence[float]], alive: Sequence[bool], confidence: float
+) -> list[bool]:
+    """Which candidates are still worth simulating: a candidate whose mean is below the
+    leader's by more than the two standard errors allow at `confidence` (one-sided) is
+    dropped. Decided from the values alone, so every process decides the same."""
+    z = NormalDist().inv_cdf(confidence)
+    stats = []
+    for v in values:
+        n = len(v)
+        mean = math.fsum(v) / n if n else 0.0
+        var = math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else math.inf
+        stats.append((mean, var / n if n else math.inf))
+    leader = max((c for c in range(len(values)) if alive[c]), key=lambda c: stats[c][0])
+    lead_mean, lead_se2 = stats[leader]
+    out = list(alive)
+    for c, (mean, se2) in enumerate(stats):
+        if alive[c] and c != leader and lead_mean - mean > z * math.sqrt(lead_se2 + se2):
+            out[c] = False
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """A simulation's settings; `run` does it in this process, round by round, exactly as
+    a client spreading the rounds over workers does."""
+
+    candidates: int = 15
+    plies: int = 2
+    iterations: int = 1000
+    seed: int = 1
+    round_size: int = 100  # iterations between pruning decisions
+    confidence: float | None = 0.99  # None: never stop early
+
+    def run(self, solver: Solver, board: Board, rack: str, leaves, lead: int = 0):
+        chosen = candidates(solver, board, rack, leaves, self.candidates)
+        values: list[list[float]] = [[] for _ in chosen]
+        alive = [True] * len(chosen)
+        for start in range(0, self.iterations, self.round_size):
+            rounds = range(start, min(start + self.round_size, self.iterations))
+            live = [c for c in range(len(chosen)) if alive[c]]
+            got = iterate(solver, board, rack, leaves, [chosen[c] for c in live],
+                          self.plies, self.seed, rounds)  # fmt: skip
+            for c, vals in zip(live, got, strict=True):
+                values[c].extend(vals)
+            if self.confidence is not None and len(live) > 1:
+                alive = prune(values, alive, self.confidence)
+            if sum(alive) == 1:
+                break
+        return summarize(chosen, values, lead, [not a for a in alive])
+
+
+def _letters(rules: Ruleset, tiles) -> list[str]:
+    return [BLANK if t == 0 else rules.alphabet[t - 1] for t in tiles]
+
+
+def _rack_text(rules: Ruleset, rack: Counter) -> str:
+    return "".join(ch * rack[ch] for ch in (*rules.alphabet, BLANK))
+
+
+def _value(rules: Ruleset, rack: Counter) -> int:
+    return sum(rules.values.get(ch, 0) * n for ch, n in rack.items())
+
+
+def _leave(rules: Ruleset, leaves, rack: Counter | None) -> float:
+    if not rack or leaves is None:
+        return 0.0
+    tiles = [0 if ch == BLANK else rules.letter_index[ch] for ch in rack.elements()]
+    if len(tiles) >= rules.rack_size:  # a full rack is no leave (KLV2 lists up to 6)
+        return 0.0
+    return leaves.value(tiles)

@@ -1,0 +1,158 @@
+"""Monte Carlo simulation: iterations that split and merge exactly, playouts checked
+against the generator by hand, the protocol's bounds, and the fleet giving the same
+answer as one process."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from anchor.client import protocol as p
+from anchor.client.analysis import LexiconRegistry
+from anchor.client.client import AnalysisClient
+from anchor.client.simulation import SimulationJob, simulate
+from anchor.engine import Ruleset, Solver, parse_cgp
+from anchor.engine.leaves import Leaves
+from anchor.engine.simulate import (
+    Simulation,
+    candidates,
+    iterate,
+    prune,
+    summarize,
+    unseen_tiles,
+)
+
+from .conftest import data_path
+from .service import TWL06
+
+ENGLISH = Ruleset.load("english")
+# Doug vs Emely before Doug's fifth turn, with a rack that has several good plays
+CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADEIOST/ 148/55 0"
+KLV2 = data_path("kwg", "TWL06.klv2")
+
+
+@pytest.fixture(scope="module")
+def solver(magpie_twl06) -> Solver:
+    return Solver(magpie_twl06, ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def leaves() -> Leaves:
+    return Leaves.open(KLV2, ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def position():
+    return parse_cgp(ENGLISH, CGP)
+
+
+def test_iterations_split_and_merge_exactly(solver, leaves, position):
+    chosen = candidates(solver, position.board, "ADEIOST", leaves, 4)
+    whole = iterate(solver, position.board, "ADEIOST", leaves, chosen, 2, 9, range(0, 12))
+    parts = [
+        iterate(solver, position.board, "ADEIOST", leaves, chosen, 2, 9, r)
+        for r in (range(0, 5), range(5, 6), range(6, 12))
+    ]
+    for c in range(len(chosen)):
+        assert whole[c] == parts[0][c] + parts[1][c] + parts[2][c]
+    again = iterate(solver, position.board, "ADEIOST", leaves, chosen, 2, 9, range(0, 12))
+    assert again == whole  # deterministic for a seed
+    other = iterate(solver, position.board, "ADEIOST", leaves, chosen, 2, 10, range(0, 12))
+    assert other != whole  # and the seed matters
+
+
+def test_a_one_ply_playout_is_the_candidate_minus_the_best_reply(solver, leaves, position):
+    """The oracle: draw the opponent's rack as the simulation does, find their best reply
+    by equity with the generator directly, and add up the value by hand."""
+    rack = "ADEIOST"
+    chosen = candidates(solver, position.board, rack, leaves, 3)
+    unseen = unseen_tiles(ENGLISH, position.board, rack)
+    assert len(unseen) == 100 - position.board.tile_count() - 7
+    values = iterate(solver, position.board, rack, leaves, chosen, 1, 5, range(3, 6))
+    for j, i in enumerate(range(3, 6)):
+        order = list(unseen)
+        random.Random(f"5:{i}").shuffle(order)
+        theirs = order[:7]
+        for c, candidate in enumerate(chosen):
+            move = candidate.move
+            board = position.board.apply(move.placed)
+            kept = Counter(rack)
+            for _r, _c, ch in move.placed:
+                kept["?" if ch.islower() else ch] -= 1
+            kept += Counter()
+            text = "".join(sorted(theirs, key=lambda ch: (ch == "?", ch)))
+            reply = solver.generate_moves(
+                board, text, limit=1, rank="equity", leaves=leaves, include_exchanges=True
+            )[0]
+            their_kept = Counter(theirs)
+            for _r, _c, ch in reply.placed:
+                their_kept["?" if ch.islower() else ch] -= 1
+            for ch in reply.exchanged:
+                their_kept[ch] -= 1
+            their_kept += Counter()
+
+            def value(k: Counter) -> float:
+                tiles = [0 if ch == "?" else ENGLISH.letter_index[ch] for ch in k.elements()]
+                return leaves.value(tiles) if tiles and len(tiles) < 7 else 0.0
+
+            expected = move.score - reply.score + value(kept) - value(their_kept)
+            assert values[c][j] == pytest.approx(expected), (candidate.notation, i)
+
+
+def test_pruning_keeps_the_leader_and_drops_the_clearly_worse():
+    values = [[10.0, 11.0, 9.0, 10.0] * 10, [0.0, 1.0, -1.0, 0.0] * 10, [9.5, 10.5, 9.0, 11.0] * 10]
+    alive = prune(values, [True, True, True], 0.99)
+    assert alive == [True, False, True]
+    stats = summarize(
+        [type("C", (), {"notation": n, "score": 0, "equity": 0.0})() for n in "abc"],
+        values,
+        lead=-10,
+        pruned=[not a for a in alive],
+    )
+    assert [s.notation for s in stats] == ["a", "c", "b"] and stats[-1].pruned
+    assert stats[0].mean == pytest.approx(10.0) and stats[0].win_rate == pytest.approx(0.5)  # ties count half
+
+
+def test_the_client_split_equals_the_engine_run(solver, leaves, position, magpie_twl06):
+    """Uneven jobs (7 iterations each, rounds of 30) merge into the engine's answer."""
+    settings = Simulation(candidates=5, plies=2, iterations=90, seed=3, round_size=30,
+                          confidence=0.9)  # fmt: skip
+    local = settings.run(solver, position.board, "ADEIOST", leaves, lead=148 - 55)
+    registry = LexiconRegistry({"twl06": str(TWL06)}, search=True)
+    client = AnalysisClient(registry=registry)
+    job = SimulationJob(CGP, lexicon="twl06", leaves=str(KLV2))
+    merged = simulate(client, job, settings, per_job=7)
+    assert merged == local
+    assert any(s.pruned for s in local) and sum(not s.pruned for s in local) >= 1
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"plies": 7}, "'plies' must be 1..6"),
+        ({"iterations": 0}, "'iterations' must be 1..10000"),
+        ({"candidates": 51}, "'candidates' must be 1..50"),
+        ({"only": [3], "candidates": 3}, "'only' must list candidate numbers 0..2"),
+        ({"cgp": None}, "needs 'cgp'"),
+        ({"surprise": 1}, "unknown"),
+    ],
+)
+def test_simulate_requests_are_bounded(fields, message):
+    request = {"v": 1, "kind": "simulate", "cgp": CGP, **fields}
+    if fields.get("cgp", "") is None:
+        del request["cgp"]
+    with pytest.raises(p.ProtocolError, match=message):
+        p.decode_request(p.pack(request))
+    ok = p.decode_request(p.encode_request(p.SimulateRequest(CGP, only=(0, 2), seed=7)))
+    assert ok == p.SimulateRequest(CGP, only=(0, 2), seed=7)
+
+
+def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves, position):
+    workers(None, "--leaves", f"twl06={KLV2}")
+    workers(None, "--leaves", f"twl06={KLV2}")
+    settings = Simulation(candidates=4, plies=2, iterations=40, seed=11, round_size=20)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    fleet = simulate(AnalysisClient(server.url, queue=queue), job, settings, per_job=5)
+    assert fleet == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)

@@ -159,10 +159,11 @@ class MoveList(Sequence):
         self._limit: int | None = None
         self._order = None  # with equities and extras: records and extras merged by equity
         if self._equities is not None and extra:
-            keyed = [(-e, 0, i) for i, e in enumerate(self._equities)]
-            keyed += [(-(m.equity or 0.0), 1, -1 - j) for j, m in enumerate(extra)]
+            # ties: plays first (in generation order), then extras in their own order
+            keyed = [(-e, 0, i, i) for i, e in enumerate(self._equities)]
+            keyed += [(-(m.equity or 0.0), 1, j, -1 - j) for j, m in enumerate(extra)]
             keyed.sort()
-            self._order = [k[2] for k in keyed]
+            self._order = [k[3] for k in keyed]
 
     def top(self, n: int) -> MoveList:
         """This list cut to its first n entries (in place; returns self)."""
@@ -236,28 +237,45 @@ class MoveList(Sequence):
         return f"<MoveList {len(self)} moves{best}>"
 
 
-def exchanges(rules, rack: tuple[int, ...], leaves=None) -> tuple[Move, ...]:
-    """Every distinct exchange of a non-empty part of the rack, then the pass (score 0).
-    With leaves, each carries the equity of the tiles it keeps, best first."""
-    tiles = sorted(rack, key=lambda t: (t == 0, t))
+def exchanges(
+    rules, rack: tuple[int, ...], leaves=None, limit: int | None = None
+) -> tuple[Move, ...]:
+    """Every distinct exchange of a non-empty part of the rack, then the pass (score 0),
+    in enumeration order: by size, then as itertools.combinations yields them from the
+    sorted rack. With leaves, each carries the equity of the tiles it keeps, best first
+    (ties in enumeration order). With `limit`, only the first `limit` of that list: the
+    others are never built (a best-play search asks for one of ~120)."""
+    tiles = sorted(rack, key=_tile_key)
     seen: set[tuple[int, ...]] = set()
-    out = []
+    combos: list[tuple[int, ...]] = []
     for size in range(1, len(tiles) + 1):
         for combo in combinations(tiles, size):
-            if combo in seen:
-                continue
-            seen.add(combo)
-            equity = None
-            if leaves is not None:
-                kept = list(tiles)
-                for t in combo:
-                    kept.remove(t)
-                equity = leaves.value(kept)
-            out.append(Move(0, -1, -1, "", "", (), EXCHANGE, format_rack(rules, combo), equity))
-    out.append(Move(0, -1, -1, "", "", (), PASS, "", leaves.value(tiles) if leaves else None))
+            if combo not in seen:
+                seen.add(combo)
+                combos.append(combo)
+    combos.append(())  # the pass: nothing put back
     if leaves is not None:
-        out.sort(key=lambda m: -(m.equity or 0.0))
-    return tuple(out)
+        steps_raw, values_raw = leaves.table(tuple(rack))
+        steps = memoryview(steps_raw).cast("H")
+        values = memoryview(values_raw).cast("f")
+        key = steps.__getitem__
+        equities = [values[sum(map(key, combo))] for combo in combos]
+        order = sorted(range(len(combos)), key=lambda i: -equities[i])
+    else:
+        equities = [None] * len(combos)
+        order = list(range(len(combos)))
+    if limit is not None:
+        order = order[:limit]
+    return tuple(
+        Move(0, -1, -1, "", "", (), EXCHANGE, format_rack(rules, combos[i]), equities[i])
+        if combos[i]
+        else Move(0, -1, -1, "", "", (), PASS, "", equities[i])
+        for i in order
+    )
+
+
+def _tile_key(tile: int) -> tuple[bool, int]:
+    return tile == 0, tile  # blanks last
 
 
 __all__ = ["Move", "MoveList", "decode", "fields", "exchanges", "BLANK_FLAG", "square_label"]

@@ -126,7 +126,7 @@ class Solver:
             ) from None
         extra = ()
         if include_exchanges and tiles:
-            extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None)
+            extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None, limit)
         moves = MoveList(board, records, found if complete else None, extra, equities, found)
         if limit is not None and len(moves) > limit:
             moves.top(limit)

@@ -191,3 +191,24 @@ def test_fields_read_the_records_as_moves_do():
             (m.notation, m.score, m.row, m.col, m.direction, m.word, m.placed) for m in moves
         ]
         assert moves.fields() == expected and len(expected) == len(moves) > 0
+
+
+@pytest.mark.parametrize("rack", ["IIUUVVW", "QU?", "AEINRST", "UUUVWWY"])
+def test_top_n_with_exchanges_is_the_head_of_the_full_list(rack):
+    """Exchanges are built only for the first N places: the head is the same, ties and
+    the pass included, by equity (bad racks: exchanges lead) and by score (they trail)."""
+    solver = solver_for("english")
+    board = positions("english")[3]
+    for kwargs in ({"rank": "equity", "leaves": twl06_leaves()}, {}):
+        full = solver.generate_moves(board, rack, include_exchanges=True, **kwargs)
+        want = [
+            (m.notation, e)
+            for m, e in zip(full, full.equities() or [None] * len(full), strict=True)
+        ]
+        for n in (1, 2, 3, 5, 8, 13, 40, 200):
+            top = solver.generate_moves(board, rack, include_exchanges=True, limit=n, **kwargs)
+            got = [
+                (m.notation, e)
+                for m, e in zip(top, top.equities() or [None] * len(top), strict=True)
+            ]
+            assert got == want[:n], (rack, n, kwargs.get("rank"))

@@ -14,7 +14,7 @@ from anchor.client import protocol as p
 from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.engine import InputError, LexiconError, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
-from anchor.engine.notation import parse_rack
+from anchor.engine.notation import format_rack, parse_rack
 from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
 
 from .conftest import data_path
@@ -226,3 +226,42 @@ def test_model_table_matches_model_values(russian, rack, params):
         key = sum(u * steps[t] for u, t in zip(used, distinct, strict=True))
         kept = [t for u, t in zip(used, distinct, strict=True) for _ in range(have[t] - u)]
         assert values[key] == pytest.approx(model.value(kept), abs=1e-3)
+
+
+def _exchanges_by_definition(rack: tuple[int, ...], leaves):
+    """The reference: itertools.combinations of the sorted rack, deduplicated, each
+    valued with Leaves.value of the tiles kept, stable-sorted by equity; pass last."""
+    from itertools import combinations
+
+    ordered = sorted(rack, key=lambda t: (t == 0, t))
+    out, seen = [], set()
+    for size in range(1, len(ordered) + 1):
+        for combo in combinations(ordered, size):
+            if combo not in seen:
+                seen.add(combo)
+                kept = list(ordered)
+                for t in combo:
+                    kept.remove(t)
+                out.append((combo, leaves.value(kept) if leaves else None))
+    out.append(((), leaves.value(ordered) if leaves else None))
+    if leaves:
+        out.sort(key=lambda item: -item[1])
+    return [(format_rack(ENGLISH, c) if c else "-", e) for c, e in out]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 26), min_size=1, max_size=7), st.booleans(), st.integers(1, 130))
+def test_exchanges_match_their_definition(rack, with_leaves, limit):
+    """The count-vector enumeration with table lookups gives exactly the list the
+    definition gives (order, equities, ties), whole and cut to any limit."""
+    from anchor.engine.moves import exchanges
+
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH) if with_leaves else None
+    want = _exchanges_by_definition(tuple(rack), leaves)
+    got = [
+        (m.exchanged if m.kind == "exchange" else "-", m.equity)
+        for m in exchanges(ENGLISH, tuple(rack), leaves)
+    ]
+    assert got == want
+    cut = exchanges(ENGLISH, tuple(rack), leaves, limit)
+    assert [(m.exchanged if m.kind == "exchange" else "-", m.equity) for m in cut] == want[:limit]

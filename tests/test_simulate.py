@@ -112,7 +112,8 @@ def test_pruning_keeps_the_leader_and_drops_the_clearly_worse():
         pruned=[not a for a in alive],
     )
     assert [s.notation for s in stats] == ["a", "c", "b"] and stats[-1].pruned
-    assert stats[0].mean == pytest.approx(10.0) and stats[0].win_rate == pytest.approx(0.5)  # ties count half
+    assert stats[0].mean == pytest.approx(10.0)
+    assert stats[0].win_rate == pytest.approx(0.5)  # a tie counts half
 
 
 def test_the_client_split_equals_the_engine_run(solver, leaves, position, magpie_twl06):

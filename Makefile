@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(PY) bench/service.py
 	$(PY) bench/selfplay.py
 	$(PY) bench/annotate.py
+	$(PY) bench/simulate.py
 
 # A longer run of the suite's raw-job mutation fuzz (the suite runs 2,000 cases).
 fuzz: $(STAMP) redis-server

@@ -90,7 +90,12 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
 
 
 def start_worker(
-    url: str, queue: str, name: str, forking: bool = False, lexicon: str | None = None
+    url: str,
+    queue: str,
+    name: str,
+    forking: bool = False,
+    lexicon: str | None = None,
+    extra: tuple[str, ...] = (),
 ) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if forking:
@@ -111,6 +116,7 @@ def start_worker(
             lexicon or f"twl06@english={TWL06}",
             "--log-level",
             "WARNING",
+            *extra,
         ]
     proc = subprocess.Popen(
         cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -120,13 +126,16 @@ def start_worker(
 
 
 @contextmanager
-def fleet(queue: str, count: int, lexicon: str | None = None):
+def fleet(queue: str, count: int, lexicon: str | None = None, extra: tuple[str, ...] = ()):
     """A redis-server and `count` workers on `queue`, torn down afterwards; yields the URL."""
     folder = Path(tempfile.mkdtemp())
     redis_proc, url = start_redis(folder)
     workers = []
     try:
-        workers = [start_worker(url, queue, f"{queue}{i}", lexicon=lexicon) for i in range(count)]
+        workers = [
+            start_worker(url, queue, f"{queue}{i}", lexicon=lexicon, extra=extra)
+            for i in range(count)
+        ]
         yield url
     finally:
         stop(workers)

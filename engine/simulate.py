@@ -263,3 +263,30 @@ def _leave(rules: Ruleset, leaves, rack: Counter | None) -> float:
     if len(tiles) >= rules.rack_size:  # a full rack is no leave (KLV2 lists up to 6)
         return 0.0
     return leaves.value(tiles)
+
+
+class SimPlayer:
+    """A self-play policy that simulates before each move (engine.selfplay.Policy): the
+    best candidate by simulated value. Near the end, when the bag cannot refill a rack,
+    it plays like the equity player (the playouts would be all but certain)."""
+
+    def __init__(self, leaves, settings: Simulation) -> None:
+        self.leaves = leaves
+        self.settings = settings
+        self.plays_generated = 0
+        self.turn = 0
+
+    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+        self.turn += 1
+        chosen = candidates(solver, board, rack, self.leaves, self.settings.candidates)
+        if not chosen:
+            return None
+        if bag_size < solver.rules.rack_size or len(chosen) == 1:
+            return chosen[0].move
+        settings = Simulation(
+            self.settings.candidates, self.settings.plies, self.settings.iterations,
+            self.settings.seed * 1_000_003 + self.turn, self.settings.round_size,
+            self.settings.confidence,
+        )  # fmt: skip
+        best = settings.run(solver, board, rack, self.leaves)[0]
+        return next(c.move for c in chosen if c.notation == best.notation)

@@ -157,3 +157,18 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
     fleet = simulate(AnalysisClient(server.url, queue=queue), job, settings, per_job=5)
     assert fleet == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
+
+
+def test_a_simulating_player_keeps_every_invariant(solver, leaves):
+    """A whole game with the simulating player in one seat, every rule checked every turn
+    (tiles conserved, plays legal and scored right), and the game is deterministic."""
+    from anchor.engine.selfplay import EquityPlayer, play_game
+    from anchor.engine.simulate import SimPlayer
+
+    def game():
+        sim = SimPlayer(leaves, Simulation(candidates=3, plies=1, iterations=6, round_size=3))
+        return play_game(solver, 4, policies=[sim, EquityPlayer(leaves)], check=True)
+
+    first, second = game(), game()
+    assert first.end in ("out", "scoreless") and len(first.turns) > 10
+    assert first.to_gcg() == second.to_gcg()

@@ -24,6 +24,7 @@ from anchor.engine.legality import check_position, check_rack
 from anchor.engine.notation import parse_rack
 from anchor.engine.rules import builtin_names
 from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
+from anchor.engine.simulate import Simulation
 from anchor.engine.training import LeaveModel
 
 from . import protocol as p
@@ -226,7 +227,16 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
             if request.leaves is not None:
                 leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
             game = parse_gcg(request.gcg, source="game")
-            annotation = annotate_game(game, solver, request.top, leaves, deadline.budget)
+            sim = None
+            if request.sim_iterations:
+                sim = Simulation(
+                    candidates=request.sim_candidates,
+                    plies=request.sim_plies,
+                    iterations=request.sim_iterations,
+                    seed=request.seed,
+                    round_size=max(1, min(100, request.sim_iterations // 4)),
+                )
+            annotation = annotate_game(game, solver, request.top, leaves, deadline.budget, sim)
         except InputError as exc:
             raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
         return p.annotate_result(annotation, (time.perf_counter() - started) * 1e6)

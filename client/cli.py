@@ -442,6 +442,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", help="one job per game through the fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument(
+        "--sim-iterations",
+        type=non_negative,
+        default=0,
+        help="also rank each play by simulation, this many iterations a turn (needs --leaves)",
+    )
+    p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
+    p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
+    p.add_argument("--seed", type=non_negative, default=1, help="the simulations' seed (1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."
     p.set_defaults(func=cmd_annotate)

@@ -155,6 +155,8 @@ def cmd_annotate(args) -> int:
 
     from . import report
 
+    if args.sim_iterations and not args.leaves:
+        raise AnchorError("--sim-iterations needs --leaves: the simulated players rank by equity")
     out = _output_folder(args.out)
     files: list[tuple[str, Path]] = []
     for given in args.paths:
@@ -181,7 +183,17 @@ def cmd_annotate(args) -> int:
             entries.append({"name": name, "error": str(exc)})
             continue
         requests.append(
-            protocol.AnnotateRequest(text, ruleset, args.lexicon, args.top, args.leaves)
+            protocol.AnnotateRequest(
+                text,
+                ruleset,
+                args.lexicon,
+                args.top,
+                args.leaves,
+                args.sim_iterations,
+                args.sim_candidates,
+                args.sim_plies,
+                args.seed,
+            )  # fmt: skip
         )
         pending.append(name)
         entries.append({"name": name})

@@ -184,6 +184,13 @@ class AnnotateRequest:
     lexicon: str | None = None
     top: int = 5
     leaves: str | None = None  # leave values by name: rank by equity, report equity given up
+    sim_iterations: int = 0  # > 0: also rank each play by simulation (needs leaves)
+    sim_candidates: int = 10
+    sim_plies: int = 2
+    seed: int = 1
+
+
+MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn
 
 
 MAX_GCG = 512 * 1024
@@ -249,7 +256,10 @@ _SELFPLAY = {
     "model",
 }
 POLICIES = ("score", "equity")
-_ANNOTATE = {"v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves"}
+_ANNOTATE = {
+    "v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves",
+    "sim_iterations", "sim_candidates", "sim_plies", "seed",
+}  # fmt: skip
 _SIMULATE = {
     "v", "kind", "ruleset", "lexicon", "leaves", "cgp", "rack", "candidates", "plies",
     "seed", "first", "iterations", "only",
@@ -296,6 +306,13 @@ def encode_request(
             out["lexicon"] = request.lexicon
         if request.leaves is not None:
             out["leaves"] = request.leaves
+        if request.sim_iterations:
+            out.update(
+                sim_iterations=request.sim_iterations,
+                sim_candidates=request.sim_candidates,
+                sim_plies=request.sim_plies,
+                seed=request.seed,
+            )
         return pack(out)
     if isinstance(request, SelfPlayRequest):
         out = {
@@ -428,12 +445,28 @@ def _annotate(obj: dict) -> AnnotateRequest:
     top = _get(obj, "top", int, 5)
     if not 0 <= top <= MAX_TOP:
         raise ProtocolError(BAD_VALUE, f"'top' must be 0..{MAX_TOP}, not {top}")
+    sim = {}
+    for key, (low, high, default) in {
+        "sim_iterations": (0, MAX_ANNOTATE_SIM_ITERATIONS, 0),
+        "sim_candidates": (1, MAX_SIM_CANDIDATES, 10),
+        "sim_plies": (1, MAX_SIM_PLIES, 2),
+        "seed": (0, 2**63 - 1, 1),
+    }.items():
+        sim[key] = _get(obj, key, int, default)
+        if not low <= sim[key] <= high:
+            raise ProtocolError(BAD_VALUE, f"'{key}' must be {low}..{high}, not {sim[key]}")
+    leaves = _get(obj, "leaves", str, None)
+    if sim["sim_iterations"] and leaves is None:
+        raise ProtocolError(
+            BAD_VALUE, "'sim_iterations' needs 'leaves': the simulated players rank by equity"
+        )
     return AnnotateRequest(
         gcg,
         _string(obj, "ruleset", "english"),
         _get(obj, "lexicon", str, None),
         top,
-        _get(obj, "leaves", str, None),
+        leaves,
+        **sim,
     )
 
 

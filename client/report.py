@@ -142,6 +142,7 @@ def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
         lexicon=annotation.get("lexicon"),
         summary=list(zip(annotation["summary"], players, strict=True)),
         ranked_by_equity=any(t.get("rank_by") == "equity" for t in annotation["turns"]),
+        simulated=any("sim" in t for t in annotation["turns"]),
         premium_legend=[(PREMIUM_LABEL[ch], PREMIUM_FILL[ch]) for ch in used],
         premium_names=PREMIUM_NAME,
         kinds=KINDS,
@@ -152,6 +153,7 @@ def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
 def _rows(turn: dict) -> list[dict]:
     """The table of alternatives, best first, with the play made marked; when it is not
     among them, a gap and then the play made with its rank."""
+    simulated = {s[0]: s[1] for s in turn.get("sim", ())}
     equities = turn.get("best_equities") or [None] * len(turn["best"])
     leaves = turn.get("best_leaves") or [None] * len(turn["best"])
     rows = []
@@ -163,7 +165,7 @@ def _rows(turn: dict) -> list[dict]:
         made_shown |= made
         rows.append(
             {"rank": i, "play": notation, "score": score, "bingo": bingo, "leave": leave,
-             "equity": equity, "made": made}
+             "equity": equity, "made": made, "sim": simulated.get(notation)}
         )  # fmt: skip
     if not made_shown:
         rank = turn.get("equity_rank") if turn.get("rank_by") == "equity" else turn.get("rank")
@@ -171,7 +173,7 @@ def _rows(turn: dict) -> list[dict]:
         rows.append(
             {"rank": rank, "play": turn["played"], "score": turn["score"],
              "bingo": bool(turn.get("bingo")), "leave": turn.get("leave"),
-             "equity": turn.get("equity"), "made": True}
+             "equity": turn.get("equity"), "made": True, "sim": simulated.get(turn["played"])}
         )  # fmt: skip
     return rows
 

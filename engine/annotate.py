@@ -6,12 +6,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from operator import neg
 
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
 from .legality import check_rack
 from .notation import parse_rack
+from .simulate import Candidate, Simulation
 from .solver import Solver
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
@@ -21,7 +23,12 @@ Budget = Callable[[], "float | None"]  # seconds left for the next search (None:
 
 
 def annotate_game(
-    game: Game, solver: Solver, top: int = 5, leaves=None, budget: Budget | None = None
+    game: Game,
+    solver: Solver,
+    top: int = 5,
+    leaves=None,
+    budget: Budget | None = None,
+    sim: Simulation | None = None,
 ) -> dict:
     """A msgpack/JSON-ready map: players, one entry per move line, per-player summary.
 
@@ -32,6 +39,8 @@ def annotate_game(
     leave values, the best plays are ranked by equity and each turn also gets the
     equity of the play made and the equity given up. `budget`, when given, is asked
     before each search how many seconds it may take (it raises when none are left).
+    With `sim` (and leaves), each play is also simulated against the top candidates:
+    `sim` lists them by simulated value and `sim_rank` places the play made among them.
     """
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
@@ -65,7 +74,7 @@ def annotate_game(
         elif ev.kind == PASS:
             entry.update(played="-", score=0, score_matches=ev.score == 0)
         if ev.kind in ANALYSED:
-            entry.update(_alternatives(solver, turn, entry, top, leaves, budget))
+            entry.update(_alternatives(solver, turn, entry, top, leaves, budget, sim))
         turns.append(entry)
     return {
         "players": players,
@@ -84,7 +93,13 @@ def _scoring_more(scores: list[int], made: int, sorted_: bool) -> int:
 
 
 def _alternatives(
-    solver: Solver, turn, entry: dict, top: int, leaves=None, budget: Budget | None = None
+    solver: Solver,
+    turn,
+    entry: dict,
+    top: int,
+    leaves=None,
+    budget: Budget | None = None,
+    sim: Simulation | None = None,
 ) -> dict:
     rack = turn.event.rack
     if not rack:
@@ -136,6 +151,8 @@ def _alternatives(
             best_equities=[round(e, 3) for e in equities[:top]],
             equity_rank=1 + bisect_left(equities, -(made_equity + 1e-6), key=neg),
         )
+    if sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
+        extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget))
     return {
         **extra,
         "analysed": True,
@@ -154,6 +171,29 @@ def _alternatives(
         "legal": legal,
         "given_up": max(0, best_score - made),
         "bingo_available": bool(best) and len(best[0].placed) == solver.rules.rack_size,
+    }
+
+
+def _simulated(solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, budget) -> dict:
+    """The top candidates and the play made, ranked by simulation (seeded by the turn)."""
+    equities = moves.equities() or []
+    chosen = [
+        Candidate(m.notation, m.score, e, m)
+        for m, e in zip(moves[: sim.candidates], equities, strict=False)
+    ]
+    played = turn.play.notation
+    if played not in [c.notation for c in chosen]:
+        made = next((i for i, m in enumerate(moves) if m.notation == played), None)
+        if made is None:
+            return {}
+        chosen.append(Candidate(played, moves[made].score, equities[made], moves[made]))
+    settings = replace(sim, seed=sim.seed * 1_000_003 + turn.event.line)
+    stats = settings.run_candidates(solver, turn.board, rack, leaves, chosen, budget=budget)
+    return {
+        "sim": [
+            [s.notation, round(s.mean, 2), round(s.stdev, 2), s.iterations, s.pruned] for s in stats
+        ],  # fmt: skip
+        "sim_rank": 1 + [s.notation for s in stats].index(played),
     }
 
 

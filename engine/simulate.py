@@ -228,13 +228,26 @@ class Simulation:
 
     def run(self, solver: Solver, board: Board, rack: str, leaves, lead: int = 0):
         chosen = candidates(solver, board, rack, leaves, self.candidates)
+        return self.run_candidates(solver, board, rack, leaves, chosen, lead)
+
+    def run_candidates(
+        self,
+        solver: Solver,
+        board: Board,
+        rack: str,
+        leaves,
+        chosen: list[Candidate],
+        lead: int = 0,
+        budget: Callable[[], float | None] | None = None,
+    ) -> list[CandidateStats]:
+        """`run` on candidates of the caller's choosing (annotation adds the play made)."""
         values: list[list[float]] = [[] for _ in chosen]
         alive = [True] * len(chosen)
         for start in range(0, self.iterations, self.round_size):
             rounds = range(start, min(start + self.round_size, self.iterations))
             live = [c for c in range(len(chosen)) if alive[c]]
             got = iterate(solver, board, rack, leaves, [chosen[c] for c in live],
-                          self.plies, self.seed, rounds)  # fmt: skip
+                          self.plies, self.seed, rounds, budget)  # fmt: skip
             for c, vals in zip(live, got, strict=True):
                 values[c].extend(vals)
             if self.confidence is not None and len(live) > 1:

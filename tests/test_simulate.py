@@ -172,3 +172,41 @@ def test_a_simulating_player_keeps_every_invariant(solver, leaves):
     first, second = game(), game()
     assert first.end in ("out", "scoreless") and len(first.turns) > 10
     assert first.to_gcg() == second.to_gcg()
+
+
+def test_annotation_ranks_each_play_by_simulation(solver, leaves):
+    """The play made is always among the simulated candidates, its sim_rank is its place
+    in the simulated list, and the whole annotation is deterministic for a seed."""
+    from pathlib import Path
+
+    from anchor.engine.annotate import annotate_game
+    from anchor.engine.gcg import read_gcg
+
+    path = next(Path(data_path("gcg")).rglob("doug_v_emely.gcg"))
+    sim = Simulation(candidates=3, plies=1, iterations=6, round_size=3)
+    first = annotate_game(read_gcg(path), solver, top=3, leaves=leaves, sim=sim)
+    again = annotate_game(read_gcg(path), solver, top=3, leaves=leaves, sim=sim)
+    assert first == again
+    simulated = [t for t in first["turns"] if "sim" in t]
+    assert len(simulated) >= 20
+    for turn in simulated:
+        names = [row[0] for row in turn["sim"]]
+        assert turn["played"] in names and names.index(turn["played"]) + 1 == turn["sim_rank"]
+        assert 3 <= len(names) <= 4  # the top 3, and the play made when not among them
+        assert all(row[3] >= 3 for row in turn["sim"])  # every one simulated a round at least
+
+
+def test_annotate_with_simulation_through_the_protocol():
+    gcg = next(data_path("gcg").rglob("doug_v_emely.gcg")).read_text()
+    with pytest.raises(p.ProtocolError, match="'sim_iterations' needs 'leaves'"):
+        p.decode_request(p.encode_request(p.AnnotateRequest(gcg, sim_iterations=5)))
+    with pytest.raises(p.ProtocolError, match="'sim_iterations' must be 0..2000"):
+        p.decode_request(p.encode_request(p.AnnotateRequest(gcg, leaves="x", sim_iterations=2001)))
+    sim = {"sim_iterations": 4, "sim_candidates": 2, "sim_plies": 1, "seed": 3}
+    request = p.AnnotateRequest(gcg, lexicon="twl06", top=2, leaves=str(KLV2), **sim)
+    assert p.decode_request(p.encode_request(request)) == request
+    registry = LexiconRegistry({"twl06": str(TWL06)}, search=True)
+    result = AnalysisClient(registry=registry).analyze(request)
+    assert result["ok"], result
+    turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
+    assert turns and all(t["sim"][t["sim_rank"] - 1][0] == t["played"] for t in turns)

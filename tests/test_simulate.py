@@ -210,3 +210,22 @@ def test_annotate_with_simulation_through_the_protocol():
     assert result["ok"], result
     turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
     assert turns and all(t["sim"][t["sim_rank"] - 1][0] == t["played"] for t in turns)
+
+
+def test_simulation_prefers_another_play_than_static_equity(solver, leaves):
+    """A position from the shared records (cel_only.gcg) where the static best, 12C AZUKI
+    (41 points, equity 43.5), is not the best: 12B HAIKU (34, equity 41.7) keeps E and Z
+    for the next turn. A long run (2,000 iterations of 8 candidates, 2 plies, another
+    seed) gave HAIKU 49.8 ± 0.7 against AZUKI 40.1 ± 0.7; a short one must agree."""
+    cgp = (
+        "15/15/2ADMITS7/2DEADEN7/2SERENE7/2OPIATE7/2RENTER7/F1BREEDS7/OUS12/X14/YEH12/"
+        "15/15/15/15 AEHIKUZ/ 0/0 0"
+    )
+    pos = parse_cgp(ENGLISH, cgp)
+    stats = Simulation(candidates=8, plies=2, iterations=200, round_size=50).run(
+        solver, pos.board, pos.racks[0], leaves
+    )
+    static = max(stats, key=lambda s: s.equity)
+    assert static.notation == "12C AZUKI"
+    assert stats[0].notation == "12B HAIKU" and not stats[0].pruned
+    assert static.mean < stats[0].mean - 5

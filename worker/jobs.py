@@ -14,9 +14,20 @@ from anchor.client import protocol as p
 from anchor.client.analysis import Deadline, LexiconRegistry, run_request
 from anchor.client.serializer import Packed
 
-from .metrics import METRICS
+from .metrics import Metrics
 
 log = logging.getLogger("anchor.jobs")
+
+
+class _NoMetrics:
+    def inc(self, name: str, amount: int = 1) -> None:
+        pass
+
+    def observe(self, seconds: float) -> None:
+        pass
+
+
+_NO_METRICS = _NoMetrics()
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +38,7 @@ class JobContext:
     registry: LexiconRegistry
     limits: p.Limits
     seconds: float | None = None
+    metrics: Metrics | None = None  # the worker's; None counts nothing
 
 
 def analyze(payload: bytes, context: JobContext) -> Packed:
@@ -39,37 +51,38 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     """
     started = time.perf_counter()
     limits = context.limits
+    metrics = context.metrics or _NO_METRICS
     try:
         request = p.decode_request(payload, limits)
         result = run_request(request, context.registry, limits, Deadline(context.seconds))
     except p.ProtocolError as exc:
-        METRICS.inc("anchor_jobs_invalid_total")
+        metrics.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})
         return Packed(p.pack(exc.to_result()))
     except MemoryError:
         log.warning("request ran out of memory")
-        METRICS.inc("anchor_jobs_failed_total")
+        metrics.inc("anchor_jobs_failed_total")
         return _error(p.RESULT_TOO_LARGE, "the request needed more memory than this worker has")
     except JobTimeoutException:  # RQ's alarm, a backstop a little past the deadline
-        METRICS.inc("anchor_jobs_invalid_total")
+        metrics.inc("anchor_jobs_invalid_total")
         return Packed(p.pack(Deadline(context.seconds).expired().to_result()))
     except Exception:  # an engine bug must not take the worker down
         log.exception("analysis failed")
-        METRICS.inc("anchor_jobs_failed_total")
+        metrics.inc("anchor_jobs_failed_total")
         return _error(p.INTERNAL, "the engine failed on this request; it has been logged")
     packed = Packed(p.pack(result))  # a TypeError here fails the job loudly
     if limits.result_bytes is not None and len(packed) > limits.result_bytes:
-        METRICS.inc("anchor_jobs_invalid_total")
+        metrics.inc("anchor_jobs_invalid_total")
         return _error(
             p.RESULT_TOO_LARGE,
             f"the result is {len(packed):,} bytes, over this server's cap of "
             f"{limits.result_bytes:,}; ask for fewer moves or positions",
         )
     positions, plays = _work_done(result)
-    METRICS.inc("anchor_jobs_done_total")
-    METRICS.inc("anchor_positions_analysed_total", positions)
-    METRICS.inc("anchor_plays_generated_total", plays)
-    METRICS.observe(time.perf_counter() - started)
+    metrics.inc("anchor_jobs_done_total")
+    metrics.inc("anchor_positions_analysed_total", positions)
+    metrics.inc("anchor_plays_generated_total", plays)
+    metrics.observe(time.perf_counter() - started)
     return packed
 
 

@@ -437,24 +437,17 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
 
 def _annotate(obj: dict) -> AnnotateRequest:
     _no_unknown(obj, _ANNOTATE, "annotate request")
-    gcg = _get(obj, "gcg", str, None)
-    if gcg is None:
-        raise ProtocolError(MISSING_FIELD, "an annotate request needs 'gcg' (the game record)")
-    if len(gcg) > MAX_GCG:
-        raise ProtocolError(BAD_VALUE, f"'gcg' is longer than {MAX_GCG} characters")
+    gcg = _required_text(obj, "gcg", MAX_GCG, "an annotate request", "the game record")
     top = _get(obj, "top", int, 5)
     if not 0 <= top <= MAX_TOP:
         raise ProtocolError(BAD_VALUE, f"'top' must be 0..{MAX_TOP}, not {top}")
-    sim = {}
-    for key, (low, high, default) in {
-        "sim_iterations": (0, MAX_ANNOTATE_SIM_ITERATIONS, 0),
-        "sim_candidates": (1, MAX_SIM_CANDIDATES, 10),
-        "sim_plies": (1, MAX_SIM_PLIES, 2),
-        "seed": (0, 2**63 - 1, 1),
-    }.items():
-        sim[key] = _get(obj, key, int, default)
-        if not low <= sim[key] <= high:
-            raise ProtocolError(BAD_VALUE, f"'{key}' must be {low}..{high}, not {sim[key]}")
+    sim = _ranged(
+        obj,
+        sim_iterations=(0, MAX_ANNOTATE_SIM_ITERATIONS, 0),
+        sim_candidates=(1, MAX_SIM_CANDIDATES, 10),
+        sim_plies=(1, MAX_SIM_PLIES, 2),
+        seed=(0, 2**63 - 1, 1),
+    )
     leaves = _get(obj, "leaves", str, None)
     if sim["sim_iterations"] and leaves is None:
         raise ProtocolError(
@@ -470,28 +463,39 @@ def _annotate(obj: dict) -> AnnotateRequest:
     )
 
 
-def _simulate(obj: dict) -> SimulateRequest:
-    _no_unknown(obj, _SIMULATE, "simulate request")
-    cgp = _get(obj, "cgp", str, None)
-    if cgp is None:
-        raise ProtocolError(MISSING_FIELD, "a simulate request needs 'cgp' (the position)")
-    if len(cgp) > MAX_STRING:
-        raise ProtocolError(BAD_VALUE, f"'cgp' is longer than {MAX_STRING} characters")
-    rack = _get(obj, "rack", str, None)
-    if rack is not None and len(rack) > 64:
-        raise ProtocolError(BAD_VALUE, "'rack' is longer than 64 characters")
-    ranges = {
-        "candidates": (1, MAX_SIM_CANDIDATES, 15),
-        "plies": (1, MAX_SIM_PLIES, 2),
-        "seed": (0, 2**63 - 1, 1),
-        "first": (0, 2**40, 0),
-        "iterations": (1, MAX_SIM_ITERATIONS, 100),
-    }
+def _required_text(obj: dict, key: str, limit: int, where: str, what: str) -> str:
+    text = _get(obj, key, str, None)
+    if text is None:
+        raise ProtocolError(MISSING_FIELD, f"{where} needs '{key}' ({what})")
+    if len(text) > limit:
+        raise ProtocolError(BAD_VALUE, f"'{key}' is longer than {limit} characters")
+    return text
+
+
+def _ranged(obj: dict, **ranges: tuple[int, int, int]) -> dict[str, int]:
+    """Whole-number fields, each with its (lowest, highest, default)."""
     values = {}
     for key, (low, high, default) in ranges.items():
         values[key] = _get(obj, key, int, default)
         if not low <= values[key] <= high:
             raise ProtocolError(BAD_VALUE, f"'{key}' must be {low}..{high}, not {values[key]}")
+    return values
+
+
+def _simulate(obj: dict) -> SimulateRequest:
+    _no_unknown(obj, _SIMULATE, "simulate request")
+    cgp = _required_text(obj, "cgp", MAX_STRING, "a simulate request", "the position")
+    rack = _get(obj, "rack", str, None)
+    if rack is not None and len(rack) > 64:
+        raise ProtocolError(BAD_VALUE, "'rack' is longer than 64 characters")
+    values = _ranged(
+        obj,
+        candidates=(1, MAX_SIM_CANDIDATES, 15),
+        plies=(1, MAX_SIM_PLIES, 2),
+        seed=(0, 2**63 - 1, 1),
+        first=(0, 2**40, 0),
+        iterations=(1, MAX_SIM_ITERATIONS, 100),
+    )
     only = _get(obj, "only", list, [])
     if len(only) > MAX_SIM_CANDIDATES or not all(
         isinstance(c, int) and not isinstance(c, bool) and 0 <= c < values["candidates"]

@@ -1,7 +1,7 @@
 """Does simulating pay? The simulating player against the static equity player in
 self-play, seats alternating, with the win rate's 95% interval and the mean spread.
 
-Usage: python bench/sim_selfplay.py [GAMES] [ITERATIONS]   (defaults 40 and 60)
+Usage: python bench/sim_selfplay.py [GAMES] [ITERATIONS] [FIRST SEED]   (40, 60, 1)
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ KLV2 = DATA / "kwg" / "TWL06.klv2"
 def main() -> None:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    first = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     settings = Simulation(candidates=10, plies=2, iterations=iterations, round_size=20,
                           confidence=0.95)  # fmt: skip
     header(f"sim player (10 candidates, 2 plies, {iterations} iterations) vs equity player")
@@ -33,7 +34,7 @@ def main() -> None:
     leaves = Leaves.open(KLV2, rules)
     results, spreads = [], []
     started = time.perf_counter()
-    for seed in range(1, games + 1):
+    for seed in range(first, first + games):
         sim = SimPlayer(leaves, Simulation(**{**settings_dict(settings), "seed": seed}))
         seats = ["sim", "equity"] if seed % 2 else ["equity", "sim"]
         policies = [sim if s == "sim" else EquityPlayer(leaves) for s in seats]

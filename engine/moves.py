@@ -245,6 +245,8 @@ def exchanges(
     sorted rack. With leaves, each carries the equity of the tiles it keeps, best first
     (ties in enumeration order). With `limit`, only the first `limit` of that list: the
     others are never built (a best-play search asks for one of ~120)."""
+    if leaves is not None and limit == 1 and rack:
+        return (_best_exchange(rules, rack, leaves),)
     tiles = sorted(rack, key=_tile_key)
     seen: set[tuple[int, ...]] = set()
     combos: list[tuple[int, ...]] = []
@@ -272,6 +274,33 @@ def exchanges(
         else Move(0, -1, -1, "", "", (), PASS, "", equities[i])
         for i in order
     )
+
+
+def _best_exchange(rules, rack: tuple[int, ...], leaves) -> Move:
+    """exchanges(..., limit=1) without listing the rest: the exchange (or pass) of the
+    best equity, ties going to the first in enumeration order (smallest, then first in
+    sorted order; the pass last). Every distinct sub-rack is one mixed-radix key of the
+    rack's leave table (the C generator's), so the keys are built by arithmetic alone."""
+    ordered = sorted(set(rack), key=_tile_key)
+    have = [rack.count(t) for t in ordered]
+    steps_raw, values_raw = leaves.table(tuple(rack))
+    steps = memoryview(steps_raw).cast("H")
+    values = memoryview(values_raw).cast("f")
+    weights = [steps[t] for t in ordered]
+    keys = [0]
+    for weight, count in zip(weights, have, strict=True):
+        keys = [key + k * weight for key in keys for k in range(count + 1)]
+    passed = values[0]  # key 0: nothing put back, everything kept
+    best_value = max(values[key] for key in keys if key)
+    if passed > best_value:
+        return Move(0, -1, -1, "", "", (), PASS, "", passed)
+    combos = []
+    for key in keys:
+        if key and values[key] == best_value:
+            used = [key // w % (n + 1) for w, n in zip(weights, have, strict=True)]
+            combos.append(tuple(t for t, k in zip(ordered, used, strict=True) for _ in range(k)))
+    first = min(combos, key=lambda c: (len(c), [_tile_key(t) for t in c]))
+    return Move(0, -1, -1, "", "", (), EXCHANGE, format_rack(rules, first), best_value)
 
 
 def _tile_key(tile: int) -> tuple[bool, int]:

@@ -24,7 +24,7 @@ from anchor.engine.legality import check_position, check_rack
 from anchor.engine.notation import parse_rack
 from anchor.engine.rules import builtin_names
 from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
-from anchor.engine.simulate import Simulation
+from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
 from . import protocol as p
@@ -215,7 +215,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
                 leaves = LeaveModel(solver.rules, request.model)
             except ValueError as exc:
                 raise p.ProtocolError(p.BAD_VALUE, str(exc)) from None
-        elif "equity" in request.policies:
+        elif {"equity", "sim"} & set(request.policies):
             leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
         return run_selfplay(request, solver, started, leaves, deadline)
     if isinstance(request, p.SimulateRequest):
@@ -423,6 +423,22 @@ def analyze_position(
     )
 
 
+def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int):
+    if name == "equity":
+        return EquityPlayer(leaves)
+    if name == "sim":
+        settings = Simulation(
+            candidates=request.sim_candidates,
+            plies=request.sim_plies,
+            iterations=request.sim_iterations,
+            seed=seed,
+            round_size=max(1, min(100, request.sim_iterations // 5)),
+            confidence=0.95,
+        )
+        return SimPlayer(leaves, settings)
+    return Greedy()
+
+
 def run_selfplay(
     request: p.SelfPlayRequest,
     solver: Solver,
@@ -440,7 +456,7 @@ def run_selfplay(
         seated = (
             names[seed % len(names) :] + names[: seed % len(names)] if request.alternate else names
         )
-        policies = [EquityPlayer(leaves) if name == "equity" else Greedy() for name in seated]
+        policies = [_policy(name, leaves, request, seed) for name in seated]
         try:
             game = play_game(
                 solver,

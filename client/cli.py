@@ -406,10 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--policy",
         action="append",
-        choices=("score", "equity"),
-        help="a player's policy, once per seat or once for all (default: score)",
+        choices=("score", "equity", "sim"),
+        help="a player's policy, once per seat or once for all (default: score); sim "
+        "simulates before every move",
     )
-    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity players")
+    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity/sim players")
+    p.add_argument("--sim-iterations", type=positive, default=100, help="sim players (100)")
+    p.add_argument("--sim-candidates", type=positive, default=10, help="sim players (10)")
+    p.add_argument("--sim-plies", type=positive, default=2, help="sim players (2)")
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
     p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")

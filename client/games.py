@@ -36,6 +36,9 @@ def cmd_selfplay(args) -> int:
             policies=tuple(args.policy or ()),
             leaves=args.leaves,
             alternate=args.alternate,
+            sim_iterations=args.sim_iterations,
+            sim_candidates=args.sim_candidates,
+            sim_plies=args.sim_plies,
         )
         for start in range(0, args.games, args.per_job)
     ]

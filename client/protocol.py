@@ -166,10 +166,13 @@ class SelfPlayRequest:
     games: int = 1
     players: int = 2
     check: bool = True  # verify every invariant every turn
-    policies: tuple[str, ...] = ()  # per seat ("score" or "equity"); one applies to all
+    policies: tuple[str, ...] = ()  # per seat ("score", "equity", "sim"); one applies to all
     leaves: str | None = None  # leave values by name for "equity" players
     alternate: bool = False  # rotate the seats every other game (who starts alternates)
     model: tuple[float, ...] = ()  # a leave model's parameters (training) instead of leaves
+    sim_iterations: int = 100  # for "sim" players: iterations a turn,
+    sim_candidates: int = 10  # candidates simulated,
+    sim_plies: int = 2  # and moves played on
 
 
 MAX_GAMES = 100  # per self-play job
@@ -254,8 +257,11 @@ _SELFPLAY = {
     "leaves",
     "alternate",
     "model",
+    "sim_iterations",
+    "sim_candidates",
+    "sim_plies",
 }
-POLICIES = ("score", "equity")
+POLICIES = ("score", "equity", "sim")
 _ANNOTATE = {
     "v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves",
     "sim_iterations", "sim_candidates", "sim_plies", "seed",
@@ -334,6 +340,12 @@ def encode_request(
             out["alternate"] = True
         if request.model:
             out["model"] = list(request.model)
+        if "sim" in request.policies:
+            out.update(
+                sim_iterations=request.sim_iterations,
+                sim_candidates=request.sim_candidates,
+                sim_plies=request.sim_plies,
+            )
         return pack(out)
     out: dict[str, Any] = {
         "v": VERSION,
@@ -560,6 +572,12 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         raise ProtocolError(
             BAD_VALUE, "'model' must be at most 128 numbers (leave model parameters)"
         )
+    sim = _ranged(
+        obj,
+        sim_iterations=(1, MAX_ANNOTATE_SIM_ITERATIONS, 100),
+        sim_candidates=(1, MAX_SIM_CANDIDATES, 10),
+        sim_plies=(1, MAX_SIM_PLIES, 2),
+    )
     return SelfPlayRequest(
         _string(obj, "ruleset", "english"),
         _get(obj, "lexicon", str, None),
@@ -571,6 +589,7 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         _get(obj, "leaves", str, None),
         alternate,
         tuple(float(x) for x in model),
+        **sim,
     )
 
 

@@ -229,3 +229,30 @@ def test_simulation_prefers_another_play_than_static_equity(solver, leaves):
     assert static.notation == "12C AZUKI"
     assert stats[0].notation == "12B HAIKU" and not stats[0].pruned
     assert static.mean < stats[0].mean - 5
+
+
+def test_self_play_with_a_simulating_seat(capsys):
+    """`anchor selfplay --policy sim --policy equity`: the protocol carries the sim
+    settings, games are deterministic, and the command reports each policy's win rate."""
+    request = p.SelfPlayRequest(
+        lexicon="twl06", seed=5, games=2, policies=("sim", "equity"), leaves="twl06",
+        alternate=True, sim_iterations=6, sim_candidates=3, sim_plies=1,
+    )  # fmt: skip
+    assert p.decode_request(p.encode_request(request)) == request
+    with pytest.raises(p.ProtocolError, match="'sim_iterations' must be 1..2000"):
+        p.decode_request(p.encode_request(p.SelfPlayRequest(policies=("sim",), sim_iterations=0)))
+    registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+    client = AnalysisClient(registry=registry)
+    first, again = client.analyze(request), client.analyze(request)
+    assert first["ok"]
+    same = [(g["gcg"], g["scores"]) for g in p.games_of(first)]
+    assert same == [(g["gcg"], g["scores"]) for g in p.games_of(again)]  # times aside
+    assert [g["policies"] for g in p.games_of(first)] == [["equity", "sim"], ["sim", "equity"]]
+    from anchor.client.cli import main
+
+    argv = ["selfplay", "--lexicon", str(TWL06), "--leaves", str(KLV2), "--games", "2",
+            "--policy", "sim", "--policy", "equity", "--alternate", "--sim-iterations", "4",
+            "--sim-candidates", "2", "--sim-plies", "1", "--no-check"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "sim player won" in out and "equity player won" in out

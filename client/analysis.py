@@ -423,7 +423,7 @@ def analyze_position(
     )
 
 
-def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int):
+def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None):
     if name == "equity":
         return EquityPlayer(leaves)
     if name == "sim":
@@ -435,7 +435,7 @@ def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int):
             round_size=max(1, min(100, request.sim_iterations // 5)),
             confidence=0.95,
         )
-        return SimPlayer(leaves, settings)
+        return SimPlayer(leaves, settings, budget)
     return Greedy()
 
 
@@ -456,7 +456,8 @@ def run_selfplay(
         seated = (
             names[seed % len(names) :] + names[: seed % len(names)] if request.alternate else names
         )
-        policies = [_policy(name, leaves, request, seed) for name in seated]
+        budget = deadline.budget if deadline else None
+        policies = [_policy(name, leaves, request, seed, budget) for name in seated]
         try:
             game = play_game(
                 solver,

@@ -226,9 +226,18 @@ class Simulation:
     round_size: int = 100  # iterations between pruning decisions
     confidence: float | None = 0.99  # None: never stop early
 
-    def run(self, solver: Solver, board: Board, rack: str, leaves, lead: int = 0):
+    def run(
+        self,
+        solver: Solver,
+        board: Board,
+        rack: str,
+        leaves,
+        lead: int = 0,
+        budget: Callable[[], float | None] | None = None,
+    ) -> list[CandidateStats]:
+        """Candidates, then rounds of iterations; `budget` is asked before each one."""
         chosen = candidates(solver, board, rack, leaves, self.candidates)
-        return self.run_candidates(solver, board, rack, leaves, chosen, lead)
+        return self.run_candidates(solver, board, rack, leaves, chosen, lead, budget)
 
     def run_candidates(
         self,
@@ -283,9 +292,12 @@ class SimPlayer:
     best candidate by simulated value. Near the end, when the bag cannot refill a rack,
     it plays like the equity player (the playouts would be all but certain)."""
 
-    def __init__(self, leaves, settings: Simulation) -> None:
+    def __init__(
+        self, leaves, settings: Simulation, budget: Callable[[], float | None] | None = None
+    ) -> None:
         self.leaves = leaves
         self.settings = settings
+        self.budget = budget  # asked before every iteration (a job's time cap)
         self.plays_generated = 0
         self.turn = 0
 
@@ -301,5 +313,5 @@ class SimPlayer:
             self.settings.seed * 1_000_003 + self.turn, self.settings.round_size,
             self.settings.confidence,
         )  # fmt: skip
-        best = settings.run(solver, board, rack, self.leaves)[0]
+        best = settings.run(solver, board, rack, self.leaves, budget=self.budget)[0]
         return next(c.move for c in chosen if c.notation == best.notation)

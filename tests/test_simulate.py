@@ -256,3 +256,29 @@ def test_self_play_with_a_simulating_seat(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "sim player won" in out and "equity player won" in out
+
+
+@pytest.mark.parametrize("kind", ["simulate", "annotate", "selfplay"])
+def test_simulation_work_stops_at_the_servers_time_cap(kind):
+    """The most a request may ask (10,000 iterations of 50 candidates, 6 plies; 2,000 a
+    turn when annotating or playing) would take hours: the job's time cap ends it, as
+    `timeout`, within moments of the cap (checked before every iteration)."""
+    import time
+
+    gcg = next(data_path("gcg").rglob("doug_v_emely.gcg")).read_text()
+    heavy = {
+        "simulate": p.SimulateRequest(CGP, lexicon="twl06", leaves="twl06", candidates=50,
+                                      plies=6, iterations=10_000),
+        "annotate": p.AnnotateRequest(gcg, lexicon="twl06", leaves="twl06",
+                                      sim_iterations=2000, sim_candidates=50, sim_plies=6),
+        "selfplay": p.SelfPlayRequest(lexicon="twl06", leaves="twl06", policies=("sim",),
+                                      sim_iterations=2000, sim_candidates=50, sim_plies=6),
+    }[kind]  # fmt: skip
+    registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+    started = time.monotonic()
+    with pytest.raises(p.ProtocolError) as caught:
+        from anchor.client.analysis import run_request
+
+        run_request(p.decode_request(p.encode_request(heavy)), registry, p.Limits(job_seconds=1))
+    assert caught.value.code == p.TIMEOUT
+    assert time.monotonic() - started < 8

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
-from anchor.engine.simulate import Candidate, CandidateStats, Simulation, prune, summarize
+from anchor.engine.simulate import Candidate, CandidateStats, Simulation, summarize
 
 from . import protocol as p
 from .client import AnalysisClient, Progress
@@ -38,13 +38,11 @@ def simulate(
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)
     lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
-    chosen: list[Candidate] | None = None
-    values: list[list[float]] = []
-    alive: list[bool] = []
+    tables: list[list] = []
     bar = Progress(settings.iterations, what="iterations") if progress else None
-    for start in range(0, settings.iterations, settings.round_size):
-        stop = min(start + settings.round_size, settings.iterations)
-        live = tuple(c for c, ok in enumerate(alive) if ok) if chosen else ()
+
+    def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
+        """One round as jobs of `per_job` iterations; their values merged in order."""
         requests = [
             p.SimulateRequest(
                 job.cgp,
@@ -56,10 +54,10 @@ def simulate(
                 settings.plies,
                 settings.seed,
                 first,
-                min(per_job, stop - first),
-                live,
+                min(per_job, iterations.stop - first),
+                tuple(live or ()),
             )  # fmt: skip
-            for first in range(start, stop, per_job)
+            for first in range(iterations.start, iterations.stop, per_job)
         ]
         results = client.analyze_many(requests, timeout=timeout)
         for result in results:
@@ -67,23 +65,21 @@ def simulate(
                 error = result["error"]
                 raise AnchorError(f"{error['message']} [{error['code']}]")
         table = results[0]["candidates"]
-        if any(r["candidates"] != table for r in results):
-            raise AnchorError("the workers disagree on the candidates (different lexica?)")
-        if chosen is None:
-            chosen = [Candidate(n, s, e, None) for n, s, e in table]
-            values = [[] for _ in chosen]
-            alive = [True] * len(chosen)
-        elif [[c.notation, c.score, round(c.equity, 3)] for c in chosen] != table:
-            raise AnchorError("the candidates changed between rounds (a lexicon was replaced?)")
+        if any(r["candidates"] != table for r in results) or tables and tables[0] != table:
+            raise AnchorError(
+                "the workers disagree on the candidates (different lexica, or one replaced?)"
+            )
+        tables.append(table)
+        merged: list[list[float]] = [[] for _ in results[0]["only"]]
         for result in results:
-            for c, vals in zip(result["only"], result["values"], strict=True):
-                values[c].extend(vals)
+            for k, vals in enumerate(result["values"]):
+                merged[k].extend(vals)
         if bar:
-            bar.step(stop - start)
-        if settings.confidence is not None and sum(alive) > 1:
-            alive = prune(values, alive, settings.confidence)
-        if sum(alive) == 1:
-            break
+            bar.step(len(iterations))
+        return merged
+
+    values, alive = settings.rounds(play_round)
     if bar:
         bar.close()
-    return summarize(chosen or [], values, lead, [not a for a in alive])
+    chosen = [Candidate(n, s, e, None) for n, s, e in (tables[0] if tables else [])]
+    return summarize(chosen, values, lead, [not a for a in alive])

@@ -34,6 +34,10 @@ from .solver import Solver
 MAX_CANDIDATES = 50
 MAX_PLIES = 6
 
+# play_round(iterations, live) -> values[k][j] of candidate live[k] (every candidate when
+# live is None) in iteration iterations[j]
+PlayRound = Callable[[range, "list[int] | None"], list[list[float]]]
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -174,8 +178,7 @@ def summarize(
     for c, candidate in enumerate(chosen):
         v = values[c]
         n = len(v)
-        mean = math.fsum(v) / n if n else 0.0
-        var = math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else 0.0
+        mean, var = _mean_var(v)
         wins = sum(1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in v)
         out.append(
             CandidateStats(
@@ -184,7 +187,7 @@ def summarize(
                 round(candidate.equity, 3),
                 n,
                 mean,
-                math.sqrt(var),
+                math.sqrt(var) if n > 1 else 0.0,
                 wins / n if n else 0.0,
                 bool(pruned and pruned[c]),
             )
@@ -201,10 +204,8 @@ def prune(
     z = NormalDist().inv_cdf(confidence)
     stats = []
     for v in values:
-        n = len(v)
-        mean = math.fsum(v) / n if n else 0.0
-        var = math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else math.inf
-        stats.append((mean, var / n if n else math.inf))
+        mean, var = _mean_var(v)
+        stats.append((mean, var / len(v) if v else math.inf))
     leader = max((c for c in range(len(values)) if alive[c]), key=lambda c: stats[c][0])
     lead_mean, lead_se2 = stats[leader]
     out = list(alive)
@@ -250,20 +251,43 @@ class Simulation:
         budget: Callable[[], float | None] | None = None,
     ) -> list[CandidateStats]:
         """`run` on candidates of the caller's choosing (annotation adds the play made)."""
-        values: list[list[float]] = [[] for _ in chosen]
-        alive = [True] * len(chosen)
-        for start in range(0, self.iterations, self.round_size):
-            rounds = range(start, min(start + self.round_size, self.iterations))
-            live = [c for c in range(len(chosen)) if alive[c]]
-            got = iterate(solver, board, rack, leaves, [chosen[c] for c in live],
-                          self.plies, self.seed, rounds, budget)  # fmt: skip
-            for c, vals in zip(live, got, strict=True):
-                values[c].extend(vals)
-            if self.confidence is not None and len(live) > 1:
-                alive = prune(values, alive, self.confidence)
-            if sum(alive) == 1:
-                break
+
+        def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
+            chosen_now = chosen if live is None else [chosen[c] for c in live]
+            return iterate(solver, board, rack, leaves, chosen_now, self.plies, self.seed,
+                           iterations, budget)  # fmt: skip
+
+        values, alive = self.rounds(play_round)
         return summarize(chosen, values, lead, [not a for a in alive])
+
+    def rounds(self, play_round: PlayRound) -> tuple[list[list[float]], list[bool]]:
+        """The schedule every way of running a simulation follows (here, or split into
+        jobs by anchor.client.simulation), so all prune the same candidates at the same
+        moment: rounds of `round_size` iterations over the candidates still alive (all of
+        them in the first round, which tells how many there are), pruned after each."""
+        values: list[list[float]] | None = None
+        alive: list[bool] = []
+        for start in range(0, self.iterations, self.round_size):
+            iterations = range(start, min(start + self.round_size, self.iterations))
+            live = None if values is None else [c for c, ok in enumerate(alive) if ok]
+            got = play_round(iterations, live)
+            if values is None:
+                values, alive = [list(v) for v in got], [True] * len(got)
+            else:
+                for c, vals in zip(live, got, strict=True):
+                    values[c].extend(vals)
+            if self.confidence is not None and sum(alive) > 1:
+                alive = prune(values, alive, self.confidence)
+            if sum(alive) <= 1:
+                break
+        return values or [], alive
+
+
+def _mean_var(v: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample variance (infinite below two values: nothing is known yet)."""
+    n = len(v)
+    mean = math.fsum(v) / n if n else 0.0
+    return mean, math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else math.inf
 
 
 def _letters(rules: Ruleset, tiles) -> list[str]:

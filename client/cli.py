@@ -323,6 +323,12 @@ def _read_text(path: str, what: str) -> str:
         raise AnchorError(f"{what} {path} is not UTF-8 text") from None
 
 
+def _sim_shape(p: argparse.ArgumentParser) -> None:
+    """--sim-candidates and --sim-plies, as selfplay and annotate take them."""
+    p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
+    p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
+
+
 def _position_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ruleset", help=RULESET_HELP)
     p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
@@ -411,9 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
         "simulates before every move",
     )
     p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity/sim players")
-    p.add_argument("--sim-iterations", type=positive, default=100, help="sim players (100)")
-    p.add_argument("--sim-candidates", type=positive, default=10, help="sim players (10)")
-    p.add_argument("--sim-plies", type=positive, default=2, help="sim players (2)")
+    p.add_argument("--sim-iterations", type=positive, default=100, help="for sim players (100)")
+    _sim_shape(p)
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
     p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
@@ -452,8 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="also rank each play by simulation, this many iterations a turn (needs --leaves)",
     )
-    p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
-    p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
+    _sim_shape(p)
     p.add_argument("--seed", type=non_negative, default=1, help="the simulations' seed (1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."

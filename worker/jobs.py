@@ -19,17 +19,6 @@ from .metrics import Metrics
 log = logging.getLogger("anchor.jobs")
 
 
-class _NoMetrics:
-    def inc(self, name: str, amount: int = 1) -> None:
-        pass
-
-    def observe(self, seconds: float) -> None:
-        pass
-
-
-_NO_METRICS = _NoMetrics()
-
-
 @dataclass(frozen=True, slots=True)
 class JobContext:
     """What a job runs with: the worker's lexica, its caps, and the seconds this job has
@@ -37,12 +26,12 @@ class JobContext:
 
     registry: LexiconRegistry
     limits: p.Limits
+    metrics: Metrics  # the worker's counters
     seconds: float | None = None
-    metrics: Metrics | None = None  # the worker's; None counts nothing
 
 
 def analyze(payload: bytes, context: JobContext) -> Packed:
-    """One request (single position, batch, self-play or annotation) as msgpack bytes ->
+    """One request (position, batch, self-play, annotation or simulation) as msgpack bytes ->
     the packed result map.
 
     Bad requests, and requests over the server's caps, become error results (the client
@@ -51,7 +40,7 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     """
     started = time.perf_counter()
     limits = context.limits
-    metrics = context.metrics or _NO_METRICS
+    metrics = context.metrics
     try:
         request = p.decode_request(payload, limits)
         result = run_request(request, context.registry, limits, Deadline(context.seconds))

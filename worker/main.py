@@ -83,7 +83,7 @@ class AnchorWorker(SimpleWorker):
     # ------------------------------------------------------------ one job
     def execute_job(self, job, queue) -> None:
         seconds = self.apply_limits(job, queue)
-        job.context = JobContext(self.registry, self.limits, seconds, METRICS)
+        job.context = JobContext(self.registry, self.limits, METRICS, seconds)
         execution = self.prepare_execution(job)
         beating = threading.Event()
         beat = threading.Thread(

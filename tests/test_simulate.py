@@ -8,6 +8,8 @@ import random
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anchor.client import protocol as p
 from anchor.client.analysis import LexiconRegistry
@@ -282,3 +284,46 @@ def test_simulation_work_stops_at_the_servers_time_cap(kind):
         run_request(p.decode_request(p.encode_request(heavy)), registry, p.Limits(job_seconds=1))
     assert caught.value.code == p.TIMEOUT
     assert time.monotonic() - started < 8
+
+
+FIELD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 40),
+    st.sampled_from([CGP, "15/15", "", "x" * 5000, "AEINRST", "twl06", "english", "?", 2**63]),
+    st.lists(st.integers(-2, 60), max_size=4),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(["simulate", "annotate", "selfplay"]),
+    st.dictionaries(
+        st.sampled_from(sorted(p._SIMULATE | p._ANNOTATE | p._SELFPLAY) + ["x"]),
+        FIELD_VALUES,
+        max_size=7,
+    ),
+)
+def test_fuzz_simulation_requests(kind, fields):
+    """Any map a stranger enqueues as a simulation, annotation or self-play request is
+    answered or refused with a protocol error; never an exception, never past the cap."""
+    import time
+
+    from anchor.client.analysis import run_request
+
+    base = {"simulate": {"cgp": CGP}, "annotate": {}, "selfplay": {"games": 1}}[kind]
+    payload = p.pack({"v": 1, "kind": kind, "lexicon": "twl06", "leaves": "twl06",
+                      **base, **fields})  # fmt: skip
+    started = time.monotonic()
+    try:
+        result = run_request(p.decode_request(payload), FUZZ_REGISTRY, p.Limits(job_seconds=0.5))
+    except p.ProtocolError as exc:
+        assert exc.code in p.ERROR_CODES
+    else:
+        assert result["ok"] is True
+        p.pack(result)
+    assert time.monotonic() - started < 5
+
+
+FUZZ_REGISTRY = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})

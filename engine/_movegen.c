@@ -3,7 +3,8 @@
  *
  * The Appel & Jacobson move generator (CACM 31(5), 1988) with incremental scoring, here;
  * the KWG checker (Lexicon.open/build trust nothing they did not check) in kwg_check.h,
- * leave tables in leave_table.h, every constant in movegen_limits.h.
+ * leave tables in leave_table.h, Monte Carlo playouts in playout.h, every constant in
+ * movegen_limits.h.
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -21,6 +22,7 @@
 
 #include "movegen_limits.h"
 #include "kwg_check.h"
+#include "leave_table.h"
 
 /* --------------------------------------------------------- move generator */
 /* Move record, 32 bytes in native byte order (engine/moves.py unpacks it):
@@ -413,7 +415,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
         s->cross[idx] = all;
         s->cross_score[idx] = -1;
     }
-    memset(s->anchor, 0, (size_t)cells);
+    memset(s->anchor, 0, sizeof s->anchor);
     for (int row = 0; row < s->rows; row++) {
         uint32_t here = occupied[row];
         uint32_t vertical = (row > 0 ? occupied[row - 1] : 0) | (row + 1 < s->rows ? occupied[row + 1] : 0);
@@ -834,6 +836,92 @@ typedef struct {
     Rules rules;
 } Generator;
 
+/* What one search is asked for: Generator.generate's arguments, and the playouts'. */
+typedef struct {
+    int mode;       /* MODE_ACROSS | MODE_DOWN */
+    long limit;     /* -1: every play; else the top N, best-first */
+    int count_all;  /* with a limit, still search (and count) every play */
+    const LeaveTable *leaves; /* NULL: rank by score */
+    int has_deadline;
+    struct timespec deadline; /* CLOCK_MONOTONIC */
+} SearchArgs;
+
+/* An empty buffer for a search with this limit: best-first buffers (limit >= 0) start
+ * with room for their compaction threshold and carry order keys. -1 when memory is out. */
+static int movebuf_init(MoveBuf *buf, long limit, int by_equity) {
+    memset(buf, 0, sizeof *buf);
+    buf->keep = limit;
+    if (limit >= 0 && (size_t)limit < ((size_t)-1) / (4 * sizeof(MoveRecord)))
+        buf->compact_at = (size_t)limit * 2 > BEST_FIRST_RECORDS ? (size_t)limit * 2 : BEST_FIRST_RECORDS;
+    if (limit < 0) return 0;
+    buf->capacity = buf->compact_at && buf->compact_at < INITIAL_RECORDS ? buf->compact_at : INITIAL_RECORDS;
+    buf->items = malloc(buf->capacity * sizeof *buf->items);
+    buf->order = malloc(buf->capacity * sizeof *buf->order);
+    buf->equity = by_equity ? malloc(buf->capacity * sizeof *buf->equity) : NULL;
+    return buf->items && buf->order && (!by_equity || buf->equity) ? 0 : -1;
+}
+
+static void movebuf_free(MoveBuf *buf) {
+    free(buf->items);
+    free(buf->equity);
+    free(buf->order);
+    memset(buf, 0, sizeof *buf);
+}
+
+/* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
+ * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
+ * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
+ * Touches no Python object: callers may release the GIL around it. */
+static int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
+                        const SearchArgs *a, Search s[2], MoveBuf *buf) {
+    const Rules *r = &g->rules;
+    int32_t tile_desc[MAX_RACK] = {0};
+    float best_leave[MAX_RACK + 1] = {0};
+    rack_bounds(rack, r, a->leaves, tile_desc, best_leave);
+    for (int dir = 0; dir < 2; dir++) {
+        Search *p = &s[dir];
+        p->nodes = g->nodes;
+        p->masks = g->masks;
+        p->extent = g->extent;
+        p->n_nodes = g->n_nodes;
+        p->root = kwg_arc(g->nodes[0]);
+        p->rules = r;
+        memcpy(p->rack, rack, (size_t)r->alphabet + 1);
+        memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
+        p->rack_left = rack_total;
+        p->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
+        p->rack_mask = 0;
+        for (int k = 1; k <= r->alphabet; k++)
+            if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
+        p->skip_lone_cross = dir == 1 && (a->mode & MODE_ACROSS);
+        p->leaves = a->leaves;
+        memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
+        memcpy(p->best_leave, best_leave, sizeof best_leave);
+        p->prune = a->limit >= 0 && !a->count_all;
+        p->out = buf;
+        p->failed = 0;
+        p->steps = 0;
+        p->has_deadline = a->has_deadline;
+        p->deadline = a->deadline;
+        p->order_base = 0;
+        if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) prepare_pass(p, r, board, dir);
+    }
+    if (!s[0].root) return 0; /* an empty lexicon: no plays */
+    if (a->limit == 0 && !a->count_all) {
+        buf->pruned = 1; /* nothing wanted, nothing searched */
+        return 0;
+    }
+    if (a->limit >= 0) return search_best_first(s, a->mode, buf, a->leaves != NULL);
+    for (int dir = 0; dir < 2; dir++)
+        if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
+            run_pass(&s[dir]);
+            if (s[dir].failed) return s[dir].failed;
+        }
+    return 0;
+}
+
+#include "playout.h"
+
 static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
     free(self->owned_nodes);
@@ -1040,6 +1128,21 @@ PyDoc_STRVAR(generate_doc,
 "records: ranked 32-byte move records (layout in _movegen.c); found: plays the search\n"
 "generated; complete: whether that is every play (a limit lets it skip what cannot rank).");
 
+/* The moment `budget` seconds from now (CLOCK_MONOTONIC); budget 0 means none. */
+static struct timespec deadline_after(double budget) {
+    struct timespec at = {0, 0};
+    if (budget <= 0.0) return at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    double whole = (double)(long)budget;
+    at.tv_sec += (time_t)whole;
+    at.tv_nsec += (long)((budget - whole) * 1e9);
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    return at;
+}
+
 static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack",   "mode",       "limit", "steps",
                             "values", "budget", "count_all", NULL};
@@ -1082,20 +1185,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         PyErr_SetString(PyExc_ValueError, "budget must be 0..1e6 seconds (0: no limit)");
         goto out;
     }
-    buf.keep = limit;
-    if (limit >= 0 && (size_t)limit < ((size_t)-1) / (4 * sizeof(MoveRecord)))
-        buf.compact_at = (size_t)limit * 2 > BEST_FIRST_RECORDS ? (size_t)limit * 2 : BEST_FIRST_RECORDS;
-    struct timespec deadline = {0, 0};
-    if (budget > 0.0) {
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        double whole = (double)(long)budget;
-        deadline.tv_sec += (time_t)whole;
-        deadline.tv_nsec += (long)((budget - whole) * 1e9);
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec deadline = deadline_after(budget);
     if (by_equity_rank) {
         if (step_view.len != (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t)) ||
             value_view.buf == NULL || value_view.len % sizeof(float) != 0 || value_view.len == 0 ||
@@ -1127,63 +1217,15 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         PyErr_NoMemory();
         goto out;
     }
-    if (limit >= 0) {
-        /* best-first: every record carries its generation-order key */
-        buf.capacity = buf.compact_at && buf.compact_at < INITIAL_RECORDS ? buf.compact_at : INITIAL_RECORDS;
-        buf.items = malloc(buf.capacity * sizeof *buf.items);
-        buf.order = malloc(buf.capacity * sizeof *buf.order);
-        buf.equity = by_equity_rank ? malloc(buf.capacity * sizeof *buf.equity) : NULL;
-        if (!buf.items || !buf.order || (by_equity_rank && !buf.equity)) {
-            PyErr_NoMemory();
-            goto out;
-        }
+    if (movebuf_init(&buf, limit, by_equity_rank) < 0) {
+        PyErr_NoMemory();
+        goto out;
     }
     int failed = 0;
     size_t kept = 0;
+    SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline};
     Py_BEGIN_ALLOW_THREADS
-    int32_t tile_desc[MAX_RACK] = {0};
-    float best_leave[MAX_RACK + 1] = {0};
-    rack_bounds(rack, r, by_equity_rank ? &leaves : NULL, tile_desc, best_leave);
-    for (int dir = 0; dir < 2; dir++) {
-        Search *p = &s[dir];
-        p->nodes = self->nodes;
-        p->masks = self->masks;
-        p->extent = self->extent;
-        p->n_nodes = self->n_nodes;
-        p->root = kwg_arc(self->nodes[0]);
-        p->rules = r;
-        memcpy(p->rack, rack, sizeof rack);
-        p->rack_left = rack_total;
-        p->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
-        p->rack_mask = 0;
-        for (int k = 1; k <= r->alphabet; k++)
-            if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
-        p->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
-        p->leaves = by_equity_rank ? &leaves : NULL;
-        memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
-        memcpy(p->best_leave, best_leave, sizeof best_leave);
-        p->prune = limit >= 0 && !count_all;
-        p->out = &buf;
-        p->failed = 0;
-        p->steps = 0;
-        p->has_deadline = budget > 0.0;
-        p->deadline = deadline;
-        p->order_base = 0;
-        if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) prepare_pass(p, r, board, dir);
-    }
-    if (!s[0].root) {
-        /* an empty lexicon: no plays */
-    } else if (limit == 0 && !count_all) {
-        buf.pruned = 1; /* nothing wanted, nothing searched */
-    } else if (limit >= 0) {
-        failed = search_best_first(s, mode, &buf, by_equity_rank);
-    } else {
-        for (int dir = 0; dir < 2 && !failed; dir++)
-            if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
-                run_pass(&s[dir]);
-                failed = s[dir].failed;
-            }
-    }
+    failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
     if (!failed) {
         uint64_t *orders = NULL;
         if (limit >= 0 || by_equity_rank)
@@ -1215,9 +1257,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
 out:
     free(ranked);
     free(equities);
-    free(buf.items);
-    free(buf.equity);
-    free(buf.order);
+    movebuf_free(&buf);
     if (step_view.buf) PyBuffer_Release(&step_view);
     if (value_view.buf) PyBuffer_Release(&value_view);
     free(s);
@@ -1226,9 +1266,207 @@ out:
     return result;
 }
 
+/* A candidate from Python, (kind, score, placed, back), checked against the board and the
+ * rack it is made from: placed holds (row, col, cell) byte triples, back the counts put
+ * back (alphabet + 1, blank first). -1 with a ValueError when anything is off. */
+static int read_turn(const Rules *r, PyObject *item, const uint8_t *board, const uint8_t *rack, Turn *t) {
+    int kind, score;
+    Py_buffer placed, back;
+    if (!PyArg_ParseTuple(item, "iiy*y*", &kind, &score, &placed, &back)) return -1;
+    int ok = 0;
+    uint8_t need[MAX_LETTERS + 1] = {0};
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->score = score;
+    if (kind < TURN_PLAY || kind > TURN_PASS || score < -MAX_SCORE || score > MAX_SCORE) {
+        PyErr_SetString(PyExc_ValueError, "candidate: kind must be 0..2 and score within MAX_SCORE");
+        goto out;
+    }
+    if (placed.len % 3 || placed.len / 3 > r->rack_size || (kind != TURN_PLAY && placed.len) ||
+        (kind == TURN_PLAY && placed.len == 0)) {
+        PyErr_SetString(PyExc_ValueError, "candidate: a play places 1..rack size tiles, nothing else does");
+        goto out;
+    }
+    if (back.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "candidate: back must give %d counts", r->alphabet + 1);
+        goto out;
+    }
+    const uint8_t *cells = placed.buf, *returned = back.buf;
+    int back_total = 0;
+    for (int k = 0; k <= r->alphabet; k++) back_total += returned[k];
+    if ((kind == TURN_EXCHANGE) != (back_total > 0)) {
+        PyErr_SetString(PyExc_ValueError, "candidate: only an exchange puts tiles back, and it puts some");
+        goto out;
+    }
+    for (int k = 0; k <= r->alphabet; k++) {
+        need[k] = returned[k];
+        t->back[k] = returned[k];
+    }
+    t->count = (int)(placed.len / 3);
+    for (int i = 0; i < t->count; i++) {
+        int row = cells[3 * i], col = cells[3 * i + 1];
+        uint8_t cell = cells[3 * i + 2];
+        unsigned tile = cell & TILE_MASK;
+        if (row >= r->rows || col >= r->cols || tile < 1 || tile > (unsigned)r->alphabet ||
+            (cell & ~(BLANK_FLAG | TILE_MASK))) {
+            PyErr_SetString(PyExc_ValueError, "candidate: a placed tile is off the board or not a tile");
+            goto out;
+        }
+        int at = row * r->cols + col;
+        for (int j = 0; j < i; j++)
+            if (t->square[j] == at) at = -1;
+        if (at < 0 || board[at]) {
+            PyErr_SetString(PyExc_ValueError, "candidate: a tile is placed on a taken square");
+            goto out;
+        }
+        t->square[i] = (uint16_t)at;
+        t->cell[i] = cell;
+        need[(cell & BLANK_FLAG) ? 0 : tile]++;
+    }
+    for (int k = 0; k <= r->alphabet; k++)
+        if (need[k] > rack[k]) {
+            PyErr_SetString(PyExc_ValueError, "candidate: it uses tiles the rack does not hold");
+            goto out;
+        }
+    ok = 1;
+out:
+    PyBuffer_Release(&placed);
+    PyBuffer_Release(&back);
+    return ok ? 0 : -1;
+}
+
+PyDoc_STRVAR(playouts_doc,
+"playouts(cells, rack, candidates, order, plies, graph, counts, values, budget=0.0)\n"
+"    -> [value per candidate]\n\n"
+"One Monte Carlo playout of each candidate from this position (engine/simulate.py's\n"
+"_playout in C): cells, rack as for generate; candidates: (kind, score, placed, back)\n"
+"tuples, kind 0 play / 1 exchange / 2 pass, placed (row, col, cell) byte triples, back the\n"
+"tile counts an exchange puts back; order: the unseen tiles (tile numbers, blank 0), the\n"
+"opponent's rack first, then the bag; plies: moves after the candidate; graph, counts,\n"
+"values: the KLV2 leave graph (Leaves.graph()); budget: seconds (0: no limit),\n"
+"TimeoutError past it.");
+
+static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"cells", "rack", "candidates", "order", "plies",
+                            "graph", "counts", "values", "budget", NULL};
+    Py_buffer cells_view, rack_view, order_view, graph, counts, values;
+    PyObject *candidates, *result = NULL;
+    int plies;
+    double budget = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|d", names, &cells_view, &rack_view,
+                                     &candidates, &order_view, &plies, &graph, &counts, &values, &budget))
+        return NULL;
+    const Rules *r = &self->rules;
+    const int ncells = r->rows * r->cols;
+    Turn *turns = NULL;
+    double *out = NULL;
+    Playout p = {0};
+    PyObject *seq = NULL;
+    uint8_t rack[MAX_LETTERS + 1] = {0};
+    const uint32_t n_graph = (uint32_t)(graph.len / 4);
+    if (cells_view.len != ncells || rack_view.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "playouts: %d board cells and %d rack counts expected", ncells,
+                     r->alphabet + 1);
+        goto out;
+    }
+    const uint8_t *board = cells_view.buf, *order = order_view.buf;
+    for (int i = 0; i < ncells; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet || (board[i] & ~(BLANK_FLAG | TILE_MASK)))) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    int rack_total = 0;
+    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
+    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
+    if (rack_total > r->rack_size) {
+        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
+        goto out;
+    }
+    if (plies < 0 || plies > MAX_PLAYOUT_PLIES || order_view.len > MAX_PLAYOUT_TILES ||
+        !(budget >= 0.0 && budget <= 1e6)) {
+        PyErr_Format(PyExc_ValueError, "playouts: plies 0..%d, at most %d unseen tiles, budget 0..1e6 s",
+                     MAX_PLAYOUT_PLIES, MAX_PLAYOUT_TILES);
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < order_view.len; i++)
+        if (order[i] > r->alphabet) {
+            PyErr_Format(PyExc_ValueError, "playouts: unseen tile %u is not a tile", order[i]);
+            goto out;
+        }
+    if (graph.len % 4 || n_graph < 2 || counts.len != graph.len || values.len % 4 ||
+        (uintptr_t)graph.buf % 4 || (uintptr_t)counts.buf % 4 || (uintptr_t)values.buf % 4) {
+        PyErr_SetString(PyExc_ValueError, "playouts: the leave graph's buffers do not fit together");
+        goto out;
+    }
+    seq = PySequence_Fast(candidates, "playouts: candidates must be a sequence");
+    if (!seq) goto out;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_PLAYOUT_CANDIDATES) {
+        PyErr_Format(PyExc_ValueError, "playouts: at most %d candidates", MAX_PLAYOUT_CANDIDATES);
+        goto out;
+    }
+    turns = malloc(((size_t)n + 1) * sizeof *turns);
+    out = malloc(((size_t)n + 1) * sizeof *out);
+    if (!turns || !out) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_turn(r, PySequence_Fast_GET_ITEM(seq, i), board, rack, &turns[i]) < 0) goto out;
+    Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
+    p.g = self;
+    p.klv = &klv;
+    p.passes = malloc(2 * sizeof *p.passes);
+    p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
+    p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
+    if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget)};
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !failed; i++)
+        failed = playout(&p, board, rack, &turns[i], order, (size_t)order_view.len, plies, &out[i]);
+    Py_END_ALLOW_THREADS
+    if (failed == FAIL_TIME) {
+        PyErr_Format(PyExc_TimeoutError, "playouts ran past their budget of %g s", budget);
+        goto out;
+    }
+    if (failed) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *v = PyFloat_FromDouble(out[i]);
+        if (!v) Py_CLEAR(result);
+        else PyList_SET_ITEM(result, i, v);
+    }
+out:
+    Py_XDECREF(seq);
+    free(turns);
+    free(out);
+    free(p.passes);
+    free(p.table);
+    free(p.bag);
+    movebuf_free(&p.buf);
+    PyBuffer_Release(&cells_view);
+    PyBuffer_Release(&rack_view);
+    PyBuffer_Release(&order_view);
+    PyBuffer_Release(&graph);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&values);
+    return result;
+}
+
 static PyMethodDef Generator_methods[] = {
     {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
      generate_doc},
+    {"playouts", (PyCFunction)(void (*)(void))Generator_playouts, METH_VARARGS | METH_KEYWORDS,
+     playouts_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1244,8 +1482,6 @@ static PyTypeObject GeneratorType = {
     .tp_init = (initproc)Generator_init,
     .tp_new = PyType_GenericNew,
 };
-
-#include "leave_table.h"
 
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},

@@ -135,6 +135,11 @@ class Leaves:
             self._tables[key] = table
         return table
 
+    def graph(self) -> tuple[array.array, array.array, array.array]:
+        """The leave graph for the C core's playouts: nodes, leaves below each list start,
+        values (native byte order)."""
+        return self._nodes, self._counts, self._values
+
     # ---------------------------------------------------------------- writing
     @staticmethod
     def to_bytes(values: Mapping[tuple[int, ...], float]) -> bytes:

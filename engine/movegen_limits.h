@@ -39,6 +39,9 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
 #define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
 #define MAX_SCORE (1 << 24)         /* every score exact as a float: bounds compare exactly */
+#define MAX_PLAYOUT_PLIES 64         /* moves after the candidate in one playout */
+#define MAX_PLAYOUT_TILES 4096       /* unseen tiles a playout may be given */
+#define MAX_PLAYOUT_CANDIDATES 1024  /* candidates per playouts() call */
 #define FAIL_MEMORY 1
 #define FAIL_TIME 2
 

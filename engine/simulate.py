@@ -17,6 +17,7 @@ of its iterations, and the statistics are computed from them in iteration order.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -24,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from .board import Board
-from .errors import InputError
+from .board import Board, letter_cell
+from .errors import InputError, WorkLimitError
 from .moves import EXCHANGE, PASS, Move
 from .notation import parse_rack
 from .rules import BLANK, Ruleset
@@ -111,16 +112,73 @@ def iterate(
         raise InputError(f"plies must be 1..{MAX_PLIES}, not {plies}")
     rules = solver.rules
     unseen = unseen_tiles(rules, board, rack)
+    tile_of = {BLANK: 0, **rules.letter_index}
+    unseen_ids = [tile_of[ch] for ch in unseen]
+    native = _NativePlayouts(solver, board, rack, leaves, chosen, plies)
     mine = Counter(_letters(rules, parse_rack(rules, rack)))
     values: list[list[float]] = [[] for _ in chosen]
     for i in iterations:
-        if budget is not None:
-            budget()
-        order = list(unseen)
+        left = budget() if budget is not None else None
+        order = list(unseen_ids)
         random.Random(f"{seed}:{i}").shuffle(order)
-        for c, candidate in enumerate(chosen):
-            values[c].append(_playout(solver, board, mine, order, candidate.move, plies, leaves))
+        if native.ready:
+            try:
+                got = native(order, left)
+            except TimeoutError:
+                if budget is not None:
+                    budget()  # the caller's own error, now that its time is up
+                raise WorkLimitError("the simulation ran past its time budget") from None
+        else:
+            letters = [_tile_letter(rules, t) for t in order]
+            got = [_playout(solver, board, mine, letters, c.move, plies, leaves) for c in chosen]
+        for c, value in enumerate(got):
+            values[c].append(value)
     return values
+
+
+class _NativePlayouts:
+    """One position's candidates played out in the C core (playout.h); `_playout` below is
+    the reference it is tested against, and what runs for leave values without a KLV2
+    graph (a training model)."""
+
+    __slots__ = ("ready", "_run")
+
+    def __init__(self, solver: Solver, board: Board, rack: str, leaves, chosen, plies: int):
+        graph = getattr(leaves, "graph", None)
+        self.ready = graph is not None
+        if not self.ready:
+            return
+        rules = solver.rules
+        counts = bytearray(rules.size + 1)
+        for t in parse_rack(rules, rack):
+            counts[t] += 1
+        nodes, below, values = graph()
+        turns = [_turn(rules, c.move) for c in chosen]
+        generator = solver._generator  # noqa: SLF001 - the engine's own native core
+        self._run = functools.partial(
+            generator.playouts, cells=board.cells, rack=bytes(counts), candidates=turns,
+            plies=plies, graph=nodes, counts=below, values=values,
+        )  # fmt: skip
+
+    def __call__(self, order: list[int], seconds: float | None) -> list[float]:
+        return self._run(order=bytes(order), budget=seconds or 0.0)
+
+
+def _turn(rules: Ruleset, move: Move) -> tuple[int, int, bytes, bytes]:
+    """A candidate as playout.h reads it: (kind, score, placed triples, counts put back)."""
+    back = bytearray(rules.size + 1)
+    if move.kind == EXCHANGE:
+        for ch in move.exchanged:
+            back[0 if ch == BLANK else rules.letter_index[ch]] += 1
+        return 1, move.score, b"", bytes(back)
+    if move.kind == PASS:
+        return 2, move.score, b"", bytes(back)
+    placed = bytes(v for r, c, ch in move.placed for v in (r, c, letter_cell(rules, ch)))
+    return 0, move.score, placed, bytes(back)
+
+
+def _tile_letter(rules: Ruleset, tile: int) -> str:
+    return BLANK if tile == 0 else rules.alphabet[tile - 1]
 
 
 def _playout(solver, board, mine: Counter, order: list[str], move: Move, plies, leaves) -> float:

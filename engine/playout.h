@@ -1,0 +1,240 @@
+/*
+ * Monte Carlo playouts: engine/simulate.py's _playout (the reference, and the tests'
+ * oracle) without a Python object per ply. A playout makes a candidate move, then both
+ * sides take turns with their best play by equity (an exchange or the pass when worth
+ * more, exchanges only while the bag holds a rack), drawing from a given tile order.
+ * Its value: the spread over those moves plus the leave each side kept last (ours minus
+ * theirs), or, when a side goes out, the spread with twice the other rack's tiles.
+ * Included by _movegen.c only, after the generator and leave_table.h.
+ */
+#ifndef ANCHOR_PLAYOUT_H
+#define ANCHOR_PLAYOUT_H
+
+#include "movegen_limits.h"
+
+enum { TURN_PLAY, TURN_EXCHANGE, TURN_PASS };
+
+/* One move of a playout: tiles laid on squares, tiles put back, or nothing. */
+typedef struct {
+    int kind;
+    int32_t score;
+    int count;                     /* tiles laid */
+    uint16_t square[MAX_RACK];     /* row * cols + col */
+    uint8_t cell[MAX_RACK];        /* the tile, | BLANK_FLAG for a blank */
+    uint8_t back[MAX_LETTERS + 1]; /* exchange: tiles put back, by tile (blank 0) */
+} Turn;
+
+/* Everything one playout changes, and the work buffers its searches reuse. */
+typedef struct {
+    const Generator *g;
+    const Klv *klv;
+    Search *passes;                   /* two: across and down */
+    MoveBuf buf;                      /* best-first, keep 1, by equity */
+    float *table;                     /* leave table: 1 << rack_size values */
+    SearchArgs args;
+    uint8_t board[MAX_CELLS];
+    uint8_t rack[2][MAX_LETTERS + 1]; /* tile counts, blank 0 */
+    int held[2];
+    uint8_t kept[2][MAX_LETTERS + 1]; /* what each side kept after its last move */
+    int has_kept[2];
+    uint8_t *bag;                     /* drawn from head, exchanges return at tail */
+    size_t head, tail;
+} Playout;
+
+static int rack_points(const Rules *r, const uint8_t *rack) {
+    int sum = 0;
+    for (int t = 1; t <= r->alphabet; t++) sum += rack[t] * r->values[t];
+    return sum;
+}
+
+/* The value of keeping these tiles (0 for none, or for a full rack: KLV2 lists leaves of
+ * fewer tiles than a rack holds). */
+static double kept_value(const Playout *p, const uint8_t *rack) {
+    uint8_t leave[MAX_RACK];
+    int len = 0;
+    for (int t = 0; t <= p->g->rules.alphabet; t++)
+        for (int c = 0; c < rack[t] && len < MAX_RACK; c++) leave[len++] = (uint8_t)t;
+    if (len == 0 || len >= p->g->rules.rack_size) return 0.0;
+    return (double)klv_value(p->klv, leave, len);
+}
+
+/* A sub-rack's tiles in the order Python's exchange list sorts them: letters ascending,
+ * blanks (numbered past the letters here) last. Returns how many. */
+static int exchange_tiles(const Rules *r, const uint8_t *counts, uint8_t out[MAX_RACK]) {
+    int n = 0;
+    for (int t = 1; t <= r->alphabet; t++)
+        for (int c = 0; c < counts[t] && n < MAX_RACK; c++) out[n++] = (uint8_t)t;
+    for (int c = 0; c < counts[0] && n < MAX_RACK; c++) out[n++] = (uint8_t)(r->alphabet + 1);
+    return n;
+}
+
+/* Whether sub-rack a comes before sub-rack b (the same size) in that enumeration. */
+static int exchange_before(const Rules *r, const uint8_t *a, const uint8_t *b) {
+    uint8_t x[MAX_RACK], y[MAX_RACK];
+    int n = exchange_tiles(r, a, x);
+    exchange_tiles(r, b, y);
+    for (int i = 0; i < n; i++)
+        if (x[i] != y[i]) return x[i] < y[i];
+    return 0;
+}
+
+/* The best exchange or the pass for `rack`, by leave value (engine/moves.py's
+ * _best_exchange): the pass only when keeping everything is worth strictly more; among
+ * equal exchanges the fewest tiles, then the first in enumeration order. */
+static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t *steps, size_t keys,
+                          Turn *out, float *value) {
+    const Rules *r = &p->g->rules;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    int distinct = 0;
+    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
+        if (rack[t]) tile[distinct++] = (uint8_t)t;
+    float best = -INFINITY;
+    int best_size = 0;
+    uint8_t best_back[MAX_LETTERS + 1] = {0};
+    for (;;) { /* odometer over every sub-multiset */
+        int d = 0;
+        while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
+        if (d == distinct) break;
+        used[d]++;
+        size_t key = 0;
+        int size = 0;
+        for (int e = 0; e < distinct; e++) {
+            key += (size_t)used[e] * steps[tile[e]];
+            size += used[e];
+        }
+        float v = key < keys ? p->table[key] : 0.0f;
+        uint8_t back[MAX_LETTERS + 1] = {0};
+        for (int e = 0; e < distinct; e++) back[tile[e]] = used[e];
+        if (v > best || (v == best && (size < best_size ||
+                                       (size == best_size && exchange_before(r, back, best_back))))) {
+            best = v;
+            best_size = size;
+            memcpy(best_back, back, sizeof back);
+        }
+    }
+    float passed = keys ? p->table[0] : 0.0f;
+    memset(out, 0, sizeof *out);
+    if (passed > best) {
+        out->kind = TURN_PASS;
+        *value = passed;
+    } else {
+        out->kind = TURN_EXCHANGE;
+        memcpy(out->back, best_back, sizeof best_back);
+        *value = best;
+    }
+}
+
+/* The side's best move by equity: the top play, or the best exchange (or pass) when it is
+ * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
+ * or FAIL_MEMORY / FAIL_TIME from the search. */
+static int best_turn(Playout *p, int side, Turn *turn) {
+    const Rules *r = &p->g->rules;
+    const uint8_t *rack = p->rack[side];
+    uint16_t steps[MAX_LETTERS + 1];
+    size_t keys = leave_fill(p->klv, rack, steps, p->table);
+    LeaveTable leaves = {steps, p->table, keys};
+    MoveBuf *buf = &p->buf;
+    buf->count = buf->total = buf->seq = 0;
+    buf->pruned = buf->has_floor = 0;
+    p->args.leaves = &leaves;
+    int failed = search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
+    if (failed) return failed;
+    long best = -1;
+    for (size_t i = 0; i < buf->count; i++)
+        if (best < 0 || buf->equity[i] > buf->equity[best] ||
+            (buf->equity[i] == buf->equity[best] && buf->order[i] < buf->order[best]))
+            best = (long)i;
+    memset(turn, 0, sizeof *turn);
+    turn->kind = TURN_PASS;
+    if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
+        float value;
+        best_exchange(p, rack, steps, keys, turn, &value);
+        if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
+    }
+    if (best >= 0) {
+        const MoveRecord *m = &buf->items[best];
+        turn->kind = TURN_PLAY;
+        turn->score = m->score;
+        turn->count = 0;
+        int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
+        for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
+            if (m->tiles[i]) {
+                turn->square[turn->count] = (uint16_t)(at + i * step);
+                turn->cell[turn->count++] = m->tiles[i];
+            }
+    }
+    return 0;
+}
+
+/* Make `turn` for `side`, keep what is left, refill from the bag. Returns 1 when the side
+ * went out with the bag empty (the game is over). */
+static int make_turn(Playout *p, int side, const Turn *turn, double *spread) {
+    const Rules *r = &p->g->rules;
+    uint8_t *rack = p->rack[side];
+    if (turn->kind == TURN_PLAY) {
+        for (int i = 0; i < turn->count; i++) {
+            p->board[turn->square[i]] = turn->cell[i];
+            rack[(turn->cell[i] & BLANK_FLAG) ? 0 : turn->cell[i]]--;
+        }
+        p->held[side] -= turn->count;
+    } else if (turn->kind == TURN_EXCHANGE) {
+        for (int t = 0; t <= r->alphabet; t++) {
+            rack[t] -= turn->back[t];
+            p->held[side] -= turn->back[t];
+        }
+    }
+    memcpy(p->kept[side], rack, sizeof p->kept[side]);
+    p->has_kept[side] = 1;
+    *spread += side == 0 ? turn->score : -turn->score;
+    while (p->held[side] < r->rack_size && p->head < p->tail) {
+        rack[p->bag[p->head++]]++;
+        p->held[side]++;
+    }
+    if (turn->kind == TURN_EXCHANGE) /* back in the bag, in rack order: letters, then blanks */
+        for (int k = 1; k <= r->alphabet + 1; k++) {
+            int t = k == r->alphabet + 1 ? 0 : k;
+            for (int c = 0; c < turn->back[t]; c++) p->bag[p->tail++] = (uint8_t)t;
+        }
+    return p->held[side] == 0 && p->head == p->tail;
+}
+
+/* One playout of `candidate` from the position in p (board, our rack in rack[0]), the
+ * opponent's rack and the bag coming from `order` (n tiles). The bag must have room for
+ * n + MAX_RACK * plies tiles. Returns 0 and the value in *value, or a FAIL_ code. */
+static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *candidate,
+                   const uint8_t *order, size_t n, int plies, double *value) {
+    const Rules *r = &p->g->rules;
+    memcpy(p->board, board, (size_t)(r->rows * r->cols));
+    memcpy(p->rack[0], mine, sizeof p->rack[0]);
+    memset(p->rack[1], 0, sizeof p->rack[1]);
+    p->held[0] = p->held[1] = 0;
+    for (int t = 0; t <= r->alphabet; t++) p->held[0] += mine[t];
+    size_t deal = n < (size_t)r->rack_size ? n : (size_t)r->rack_size;
+    for (size_t i = 0; i < deal; i++) p->rack[1][order[i]]++;
+    p->held[1] = (int)deal;
+    memcpy(p->bag, order + deal, n - deal);
+    p->head = 0;
+    p->tail = n - deal;
+    p->has_kept[0] = p->has_kept[1] = 0;
+    double spread = 0.0;
+    int side = 0;
+    for (int ply = 0; ply <= plies; ply++) {
+        Turn turn;
+        if (ply) {
+            int failed = best_turn(p, side, &turn);
+            if (failed) return failed;
+        }
+        if (make_turn(p, side, ply ? &turn : candidate, &spread)) {
+            int other = rack_points(r, p->rack[1 - side]);
+            *value = spread + (side == 0 ? 2 * other : -2 * other);
+            return 0;
+        }
+        side = 1 - side;
+    }
+    double ours = p->has_kept[0] ? kept_value(p, p->kept[0]) : 0.0;
+    double theirs = p->has_kept[1] ? kept_value(p, p->kept[1]) : 0.0;
+    *value = spread + ours - theirs;
+    return 0;
+}
+
+#endif

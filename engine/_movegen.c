@@ -259,11 +259,10 @@ static void emit(Search *s, int end_col, Tally t) {
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
 }
 
-static int past_deadline(const Search *s) {
+static int time_is_up(const struct timespec *deadline) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > s->deadline.tv_sec ||
-           (now.tv_sec == s->deadline.tv_sec && now.tv_nsec >= s->deadline.tv_nsec);
+    return now.tv_sec > deadline->tv_sec || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
 static void extend_right(Search *s, uint32_t list, int col, Tally t);
@@ -292,7 +291,7 @@ static inline void advance(Search *s, uint32_t list, int col, int accepted, Tall
  * advance(), which also decides whether calling this is worth it. */
 static void extend_right(Search *s, uint32_t list, int col, Tally t) {
     if (s->failed) return;
-    if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && past_deadline(s)) {
+    if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && time_is_up(&s->deadline)) {
         s->failed = FAIL_TIME;
         return;
     }

@@ -221,6 +221,8 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
     for (int ply = 0; ply <= plies; ply++) {
         Turn turn;
         if (ply) {
+            /* searches look at the clock every CLOCK_EVERY steps; small ones never do */
+            if (p->args.has_deadline && time_is_up(&p->args.deadline)) return FAIL_TIME;
             int failed = best_turn(p, side, &turn);
             if (failed) return failed;
         }

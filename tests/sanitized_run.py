@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import struct
 import sys
+from array import array
 from pathlib import Path
 
 from anchor.engine import Board, Lexicon, LexiconError, Ruleset, Solver, _movegen, parse_cgp
@@ -75,6 +76,28 @@ for _ in range(2000):
 for bad in (b"", b"\x00" * 7, b"\xff" * 128):
     try:
         _movegen.leave_table(graph, counts, leaves._values, bad)
+    except ValueError:
+        pass
+from anchor.engine.simulate import candidates, iterate  # noqa: E402
+
+for line in [ln for ln in lines if ln.strip() and not ln.startswith("#")][:5]:
+    pos = parse_cgp(rules, line)
+    chosen = candidates(solver, pos.board, pos.racks[0], leaves, 6)
+    iterate(solver, pos.board, pos.racks[0], leaves, chosen, 3, 1, range(4))
+start = parse_cgp(rules, lines[-1] if lines[-1].strip() else lines[-2])
+for _ in range(1500):  # garbage candidates and orders, and leave graphs nobody checked
+    turns = [
+        (rng.randrange(-1, 4), rng.randrange(-5, 99), rng.randbytes(rng.choice((0, 3, 6, 7))),
+         rng.randbytes(rng.choice((27, 27, 5))))
+        for _ in range(rng.randrange(0, 4))
+    ] + [(2, 0, b"", bytes(27))]  # fmt: skip
+    order = bytes(rng.randrange(0, 27 + (rng.random() < 0.1)) for _ in range(rng.randrange(0, 90)))
+    bad_graph = array("I", graph)
+    for _ in range(rng.randrange(0, 3)):
+        bad_graph[rng.randrange(len(bad_graph))] = rng.randrange(2**32)
+    try:
+        gen.playouts(start.board.cells, bytes([0, 1, 1, 1, 1, 1, 1, 1] + [0] * 19), turns, order,
+                     rng.randrange(0, 5), bad_graph, counts, leaves._values)  # fmt: skip
     except ValueError:
         pass
 print(f"ok {total} {_movegen.__file__}")

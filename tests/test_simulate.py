@@ -15,7 +15,7 @@ from anchor.client import protocol as p
 from anchor.client.analysis import LexiconRegistry
 from anchor.client.client import AnalysisClient
 from anchor.client.simulation import SimulationJob, simulate
-from anchor.engine import Ruleset, Solver, parse_cgp
+from anchor.engine import Board, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
 from anchor.engine.simulate import (
     Simulation,
@@ -327,3 +327,196 @@ def test_fuzz_simulation_requests(kind, fields):
 
 
 FUZZ_REGISTRY = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+
+
+class WithoutGraph:
+    """Leave values with no KLV2 graph behind them (like a training model): the
+    simulation then plays out in Python, engine.simulate._playout, the reference."""
+
+    def __init__(self, leaves: Leaves):
+        self._leaves = leaves
+
+    def table(self, tiles):
+        return self._leaves.table(tiles)
+
+    def value(self, tiles):
+        return self._leaves.value(tiles)
+
+
+def opening_positions(solver: Solver, seed: int, turns: int):
+    """(board, rack) before each of the first `turns` moves of a game where both sides
+    take the top-scoring play, drawn from a seeded bag."""
+    rules = solver.rules
+    rng = random.Random(seed)
+    bag = [ch for ch, n in rules.counts.items() for _ in range(n)] + ["?"] * rules.blanks
+    rng.shuffle(bag)
+    racks = [[bag.pop() for _ in range(rules.rack_size)] for _ in range(2)]
+    board = Board.empty(rules)
+    out = []
+    for turn in range(turns):
+        rack = racks[turn % 2]
+        out.append((board, "".join(rack)))
+        moves = solver.generate_moves(board, "".join(rack), limit=1)
+        if not len(moves):
+            break
+        board = board.apply(moves[0].placed)
+        for _r, _c, ch in moves[0].placed:
+            rack.remove("?" if ch.islower() else ch)
+        while len(rack) < rules.rack_size and bag:
+            rack.append(bag.pop())
+    return out
+
+
+@pytest.fixture(scope="module")
+def cyrillic():
+    """Solvers and made-up leave values (every leave of 1 or 2 tiles) for Russian and
+    Эрудит, whose real leave files nobody has trained yet."""
+    from .test_russian import lexicon_for
+
+    out = {}
+    for name in ("russian", "erudit"):
+        rules = Ruleset.load(name)
+        rng = random.Random(name)
+        tiles = range(rules.size + 1)
+        values = {(a,): rng.uniform(-8, 8) for a in tiles}
+        values.update({(a, b): rng.uniform(-10, 10) for a in tiles for b in tiles if a <= b})
+        out[name] = (Solver(lexicon_for(name), rules), Leaves(Leaves.to_bytes(values), rules))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 3), st.sampled_from(["english", "russian", "erudit"]))
+def test_playouts_in_c_equal_the_python_reference(solver, leaves, cyrillic, seed, plies, name):
+    """The C playouts (playout.h) give exactly the values of the Python reference on the
+    same draws: plays, exchanges and passes, blanks, going out, every ruleset."""
+    game_solver, game_leaves = (solver, leaves) if name == "english" else cyrillic[name]
+    positions = opening_positions(game_solver, seed, 6)
+    board, rack = positions[seed % len(positions)]
+    chosen = candidates(game_solver, board, rack, game_leaves, 6)
+    args = (board, rack)
+    fast = iterate(game_solver, *args, game_leaves, chosen, plies, seed, range(3))
+    slow = iterate(game_solver, *args, WithoutGraph(game_leaves), chosen, plies, seed, range(3))
+    assert fast == slow
+
+
+def test_playouts_near_the_end_of_the_game(solver, leaves):
+    """Seven tiles unseen (all on the opponent's rack) and two on ours: a play using both
+    goes out at once and is worth its score plus twice the opponent's tiles; every value
+    matches the reference, over several plies."""
+    cgp = (
+        "15/15/2ADMITS7/2DEADEN7/2SERENE7/2OPIATE7/2RENTER7/F1BREEDS7/OUS12/X14/YEH12/"
+        "15/15/15/15 EH/ 0/0 0"
+    )
+    pos = parse_cgp(ENGLISH, cgp)
+    unseen = unseen_tiles(ENGLISH, pos.board, "EH")
+    cells = bytearray(pos.board.cells)  # the rest of the bag, parked in columns J..O
+    parking = [r * 15 + c for c in range(9, 15) for r in range(15)]
+    spare = [ch for ch in unseen if ch != "?"][: len(unseen) - 7]
+    for square, ch in zip(parking, spare, strict=False):
+        cells[square] = ENGLISH.letter_index[ch]
+    board = Board(ENGLISH, bytes(cells))
+    theirs = unseen_tiles(ENGLISH, board, "EH")
+    assert len(theirs) == 7
+    chosen = candidates(solver, board, "EH", leaves, 8)
+    fast = iterate(solver, board, "EH", leaves, chosen, 4, 3, range(4))
+    slow = iterate(solver, board, "EH", WithoutGraph(leaves), chosen, 4, 3, range(4))
+    assert fast == slow
+    doubled = 2 * sum(ENGLISH.values.get(ch, 0) for ch in theirs)
+    out = [c for c, cand in enumerate(chosen) if len(cand.move.placed) == 2]
+    assert out, [c.notation for c in chosen]
+    for c in out:
+        assert fast[c] == [chosen[c].score + doubled] * 4
+
+
+def test_the_playout_core_refuses_what_it_cannot_play(solver, leaves, position):
+    """playouts() trusts nothing from Python: every bad candidate, tile or size is a
+    ValueError naming it, never a crash or a wrong answer."""
+    gen = solver._generator
+    nodes, below, values = leaves.graph()
+    counts = bytearray(ENGLISH.size + 1)
+    for ch in "ADEIOST":
+        counts[ENGLISH.letter_index[ch]] += 1
+    none = bytes(ENGLISH.size + 1)
+    order = bytes(range(1, 27)) * 3
+    base = {"cells": position.board.cells, "rack": bytes(counts), "order": order, "plies": 2,
+            "graph": nodes, "counts": below, "values": values}  # fmt: skip
+    good = (0, 10, bytes([14, 14, ENGLISH.letter_index["A"]]), none)
+    assert len(gen.playouts(candidates=[good], **base)) == 1
+    taken = next(i for i, c in enumerate(position.board.cells) if c)
+    bad_candidates = {
+        "kind must be": (5, 0, b"", none),
+        "places 1..rack size": (0, 3, b"", none),
+        "off the board": (0, 3, bytes([15, 0, 1]), none),
+        "not a tile": (0, 3, bytes([0, 0, 27]), none),
+        "taken square": (0, 3, bytes([taken // 15, taken % 15, 1]), none),
+        "does not hold": (0, 3, bytes([0, 0, ENGLISH.letter_index["Z"]]), none),
+        "puts some": (1, 0, b"", none),
+        "counts": (1, 0, b"", b"\x01"),
+    }
+    for message, candidate in bad_candidates.items():
+        with pytest.raises(ValueError, match=message):
+            gen.playouts(candidates=[candidate], **base)
+    for change, message in [
+        ({"order": bytes([30])}, "not a tile"),
+        ({"plies": 65}, "plies 0..64"),
+        ({"order": bytes(5000)}, "at most 4096"),
+        ({"counts": below[:-1]}, "do not fit"),
+        ({"cells": b"\x00" * 10}, "board cells"),
+        ({"rack": bytes([9]) + bytes(ENGLISH.size)}, "rack holds 9"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            gen.playouts(candidates=[good], **{**base, **change})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-1, 3), st.integers(-5, 200), st.binary(max_size=24),
+                  st.binary(min_size=27, max_size=27)),
+        max_size=4,
+    ),
+    st.binary(max_size=120),
+    st.integers(0, 4),
+)  # fmt: skip
+def test_fuzz_the_playout_core(solver, leaves, position, turns, order, plies):
+    """Arbitrary candidates and tile orders: a value per candidate or a ValueError."""
+    nodes, below, values = leaves.graph()
+    counts = bytearray(ENGLISH.size + 1)
+    for ch in "ADEIOST":
+        counts[ENGLISH.letter_index[ch]] += 1
+    try:
+        out = solver._generator.playouts(
+            position.board.cells, bytes(counts), turns, order, plies, nodes, below, values
+        )
+    except ValueError:
+        return
+    assert len(out) == len(turns) and all(isinstance(v, float) for v in out)
+
+
+def test_playouts_stop_at_their_budget(solver, leaves):
+    """A budget too small for one playout ends the first iteration inside the C core (it
+    looks at the clock between plies, and inside long searches): a WorkLimitError, or the
+    caller's own error when its budget function raises once the time is up."""
+    from anchor.engine.errors import WorkLimitError
+
+    board = Board.empty(ENGLISH)
+    chosen = candidates(solver, board, "AEINS??", leaves, 10)
+    asked = []
+
+    def budget():  # never says the time is up itself
+        asked.append(1)
+        return 1e-6
+
+    with pytest.raises(WorkLimitError, match="time budget"):
+        iterate(solver, board, "AEINS??", leaves, chosen, 6, 1, range(100), budget)
+    assert len(asked) == 2  # before the first iteration, then once more on the timeout
+
+    def strict():
+        if asked:
+            raise TimeoutError("the caller's own")
+        asked.append(1)
+        return 1e-6
+
+    asked.clear()
+    with pytest.raises(TimeoutError, match="caller's own"):
+        iterate(solver, board, "AEINS??", leaves, chosen, 6, 1, range(100), strict)

@@ -47,9 +47,10 @@ from anchor.client.analysis import LexiconRegistry
 from anchor.client.serializer import MsgpackSerializer
 from anchor.worker.guard import AnchorJob
 from anchor.worker.jobs import JobContext
+from anchor.worker.metrics import Metrics
 registry = LexiconRegistry({"twl06": sys.argv[2]})
 registry.preload([("english", "twl06")])
-context = JobContext(registry, p.Limits())
+context = JobContext(registry, p.Limits(), Metrics())
 class Forking(Worker):
     def execute_job(self, job, queue):
         job.context = context

@@ -413,7 +413,7 @@ def analyze_position(
                 }
             entries.append(p.move_entry(move, breakdown))
     else:  # straight from the packed records, no Move objects
-        entries = [p.entry_from_fields(f) for f in moves.fields()]
+        entries = moves.fields(lists=True)
     return p.position_result(
         entries,
         generated * 1e6,

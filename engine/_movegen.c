@@ -1461,11 +1461,130 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(describe_doc,
+"describe(records, cells, text, lists=False) -> [(notation, score, row, col, direction,\n"
+"    word, placed), ...]\n\n"
+"engine.moves.fields() of every packed record, in order, without a Python loop: records\n"
+"as generate() returns them, made on the board `cells`; text: the text of each cell byte\n"
+"(board.cell_text). With lists, each entry is a list and placed squares are lists (the\n"
+"protocol's compact move array).");
+
+/* The text of cell byte b (borrowed), or NULL with a ValueError when the table has none. */
+static PyObject *cell_str(PyObject *text, uint8_t b) {
+    PyObject *s = PyTuple_GET_ITEM(text, b);
+    if (!PyUnicode_Check(s) || PyUnicode_GET_LENGTH(s) == 0) {
+        PyErr_Format(PyExc_ValueError, "describe: no text for cell byte %u", b);
+        return NULL;
+    }
+    return s;
+}
+
+static PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"records", "cells", "text", "lists", NULL};
+    Py_buffer rec, cells;
+    PyObject *text, *out = NULL, *across = NULL, *down = NULL, *open_ = NULL, *close_ = NULL,
+             *empty = NULL;
+    int lists = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*O!|p", names, &rec, &cells, &PyTuple_Type, &text,
+                                     &lists))
+        return NULL;
+    const Rules *r = &self->rules;
+    if (rec.len % (Py_ssize_t)sizeof(MoveRecord) || cells.len != r->rows * r->cols ||
+        PyTuple_GET_SIZE(text) != 256) {
+        PyErr_SetString(PyExc_ValueError, "describe: records of 32 bytes, the board's cells, 256 texts");
+        goto done;
+    }
+    Py_ssize_t n = rec.len / (Py_ssize_t)sizeof(MoveRecord);
+    const uint8_t *board = cells.buf;
+    across = PyUnicode_FromString("across");
+    down = PyUnicode_FromString("down");
+    open_ = PyUnicode_FromString("(");
+    close_ = PyUnicode_FromString(")");
+    empty = PyUnicode_FromString("");
+    out = PyList_New(n);
+    if (!across || !down || !open_ || !close_ || !empty || !out) goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        MoveRecord m;
+        memcpy(&m, (const uint8_t *)rec.buf + k * (Py_ssize_t)sizeof m, sizeof m);
+        int step = m.dir ? r->cols : 1;
+        if (m.dir > 1 || m.len < 1 || m.len > RECORD_TILES || m.row >= r->rows || m.col >= r->cols ||
+            (m.dir ? m.row : m.col) + m.len > (m.dir ? r->rows : r->cols)) {
+            PyErr_Format(PyExc_ValueError, "describe: record %zd is not a play on this board", k);
+            goto fail;
+        }
+        PyObject *word = PyList_New(m.len), *notation = PyList_New(0), *placed = PyList_New(0);
+        PyObject *entry = NULL;
+        int ok = word && notation && placed;
+        int through = 0;
+        for (int i = 0; ok && i < m.len; i++) {
+            int at = m.row * r->cols + m.col + i * step;
+            uint8_t tile = m.tiles[i];
+            PyObject *letter = cell_str(text, tile ? tile : board[at]);
+            if (!letter) {
+                ok = 0;
+                break;
+            }
+            Py_INCREF(letter);
+            PyList_SET_ITEM(word, i, letter);
+            if (tile) {
+                int row = m.dir ? m.row + i : m.row, col = m.dir ? m.col : m.col + i;
+                PyObject *square = lists ? Py_BuildValue("[iiO]", row, col, letter)
+                                         : Py_BuildValue("(iiO)", row, col, letter);
+                ok = square && PyList_Append(placed, square) == 0;
+                Py_XDECREF(square);
+                if (ok && through) ok = PyList_Append(notation, close_) == 0;
+                through = 0;
+            } else {
+                if (!through) ok = PyList_Append(notation, open_) == 0;
+                through = 1;
+            }
+            if (ok) ok = PyList_Append(notation, letter) == 0;
+        }
+        if (ok && through) ok = PyList_Append(notation, close_) == 0;
+        if (ok) {
+            PyObject *w = PyUnicode_Join(empty, word);
+            PyObject *body = PyUnicode_Join(empty, notation);
+            PyObject *label = body ? (m.dir ? PyUnicode_FromFormat("%c%d %U", 'A' + m.col, m.row + 1, body)
+                                            : PyUnicode_FromFormat("%d%c %U", m.row + 1, 'A' + m.col, body))
+                                   : NULL;
+            PyObject *squares = lists ? (Py_INCREF(placed), placed) : PyList_AsTuple(placed);
+            if (w && label && squares)
+                entry = lists ? Py_BuildValue("[NiiiONN]", label, m.score, m.row, m.col, m.dir ? down : across, w, squares)
+                              : Py_BuildValue("(NiiiONN)", label, m.score, m.row, m.col, m.dir ? down : across, w, squares);
+            else {
+                Py_XDECREF(w);
+                Py_XDECREF(label);
+                Py_XDECREF(squares);
+            }
+            Py_XDECREF(body);
+        }
+        Py_XDECREF(word);
+        Py_XDECREF(notation);
+        Py_XDECREF(placed);
+        if (!entry) goto fail;
+        PyList_SET_ITEM(out, k, entry);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    Py_XDECREF(across);
+    Py_XDECREF(down);
+    Py_XDECREF(open_);
+    Py_XDECREF(close_);
+    Py_XDECREF(empty);
+    PyBuffer_Release(&rec);
+    PyBuffer_Release(&cells);
+    return out;
+}
+
 static PyMethodDef Generator_methods[] = {
     {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
      generate_doc},
     {"playouts", (PyCFunction)(void (*)(void))Generator_playouts, METH_VARARGS | METH_KEYWORDS,
      playouts_doc},
+    {"describe", (PyCFunction)(void (*)(void))Generator_describe, METH_VARARGS | METH_KEYWORDS,
+     describe_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1482,9 +1601,69 @@ static PyTypeObject GeneratorType = {
     .tp_new = PyType_GenericNew,
 };
 
+PyDoc_STRVAR(board_census_doc,
+"board_census(cells, rows, cols, centre) -> (counts, stray)\n\n"
+"The tiles on a board and whether they hang together: counts[t] tiles of each letter t\n"
+"(1..63, blanks counted at 0 whatever they stand for), and stray: -1 when the board is\n"
+"empty or its tiles are one group through square `centre` (row * cols + col), -2 when\n"
+"there are tiles but none on the centre, else the first square whose tile is cut off.");
+
+static PyObject *py_board_census(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    int rows, cols, centre;
+    if (!PyArg_ParseTuple(args, "y*iii", &view, &rows, &cols, &centre)) return NULL;
+    PyObject *result = NULL;
+    if (rows < 1 || cols < 1 || rows > MAX_SIDE || cols > MAX_SIDE || view.len != rows * cols ||
+        centre < 0 || centre >= rows * cols) {
+        PyErr_SetString(PyExc_ValueError, "board_census: rows x cols cells (at most 21 a side), centre on the board");
+        goto out;
+    }
+    const uint8_t *cells = view.buf;
+    long counts[MAX_LETTERS + 1] = {0};
+    int any = 0;
+    for (int i = 0; i < rows * cols; i++) {
+        if (!cells[i]) continue;
+        any = 1;
+        counts[(cells[i] & BLANK_FLAG) ? 0 : (cells[i] & TILE_MASK) % (MAX_LETTERS + 1)]++;
+    }
+    int stray = -1;
+    if (any && !cells[centre]) {
+        stray = -2;
+    } else if (any) { /* flood fill from the centre over occupied squares */
+        uint8_t seen[MAX_CELLS] = {0};
+        int stack[MAX_CELLS], top = 0;
+        seen[centre] = 1;
+        stack[top++] = centre;
+        while (top) {
+            int at = stack[--top], r = at / cols, c = at % cols;
+            int next[4] = {r > 0 ? at - cols : -1, r + 1 < rows ? at + cols : -1, c > 0 ? at - 1 : -1,
+                           c + 1 < cols ? at + 1 : -1};
+            for (int k = 0; k < 4; k++)
+                if (next[k] >= 0 && cells[next[k]] && !seen[next[k]]) {
+                    seen[next[k]] = 1;
+                    stack[top++] = next[k];
+                }
+        }
+        for (int i = 0; i < rows * cols && stray == -1; i++)
+            if (cells[i] && !seen[i]) stray = i;
+    }
+    PyObject *list = PyList_New(MAX_LETTERS + 1);
+    for (int t = 0; list && t <= MAX_LETTERS; t++) {
+        PyObject *n = PyLong_FromLong(counts[t]);
+        if (!n) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, t, n);
+    }
+    if (list) result = Py_BuildValue("Ni", list, stray);
+out:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
     {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
+    {"board_census", py_board_census, METH_VARARGS, board_census_doc},
     {"check_rules", (PyCFunction)(void (*)(void))py_check_rules, METH_VARARGS | METH_KEYWORDS,
      check_rules_doc},
     {NULL, NULL, 0, NULL},

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
 
+from . import _movegen
 from .board import BLANK_FLAG, Board
 from .errors import InputError
 from .rules import Ruleset
@@ -50,71 +50,40 @@ def check_position(board: Board, rack: Iterable[int] = ()) -> None:
     """InputError when board and rack together hold more of a tile than the set, or the
     board's tiles are not one group through the centre square."""
     rules = board.rules
-    used = [0] * (rules.size + 1)
+    counts, stray = _census(board)
+    used = counts[: rules.size + 1]
     for tile in rack:
         used[tile] += 1
-    for cell, n in Counter(board.cells).items():
-        if cell:
-            used[0 if cell & BLANK_FLAG else cell] += n
     for tile, n in enumerate(used):
         if n and n > _supply(rules, tile):
             raise InputError(
                 f"the board and rack hold {n} {_describe(rules, tile)}; the {rules.name} set "
                 f"has {_supply(rules, tile)}"
             )
-    check_connected(board)
-
-
-_OCCUPIED = bytes([0]) + bytes([1]) * 255  # cell byte -> 1 when a tile stands there
-
-
-@lru_cache(maxsize=16)
-def _edges(rows: int, cols: int) -> tuple[int, int]:
-    """Byte-per-square masks of every square but the last column, and but the first."""
-    not_last = int.from_bytes(
-        bytes(int(c != cols - 1) for _ in range(rows) for c in range(cols)), "little"
-    )
-    not_first = int.from_bytes(
-        bytes(int(c != 0) for _ in range(rows) for c in range(cols)), "little"
-    )
-    return not_last, not_first
+    _connected(board, stray)
 
 
 def check_connected(board: Board) -> None:
-    """InputError unless the board is empty or its tiles form one group covering the centre.
+    """InputError unless the board is empty or its tiles form one group covering the centre."""
+    _connected(board, _census(board)[1])
 
-    A flood fill over the board as one integer, a byte per square (shifting by 8 bits
-    moves a square sideways, by 8 * cols up or down): a few big-integer operations per
-    step instead of a Python loop over squares."""
+
+def _census(board: Board) -> tuple[list[int], int]:
+    """Tiles by number (blanks at 0) and the connection check's answer, from the C core."""
     rules = board.rules
-    cols = rules.cols
-    occupied = int.from_bytes(board.cells.translate(_OCCUPIED), "little")
-    if not occupied:
-        return
-    centre = rules.centre[0] * cols + rules.centre[1]
-    seen = occupied & (1 << (8 * centre))
-    if not seen:
-        row, col = rules.centre
+    centre = rules.centre[0] * rules.cols + rules.centre[1]
+    return _movegen.board_census(board.cells, rules.rows, rules.cols, centre)
+
+
+def _connected(board: Board, stray: int) -> None:
+    if stray == -2:
+        row, col = board.rules.centre
         raise InputError(
             f"the board has tiles but its centre square ({row + 1}{chr(ord('A') + col)}) is "
             "empty: the first play covers it"
         )
-    not_last, not_first = _edges(rules.rows, cols)
-    row_shift = 8 * cols
-    while True:
-        grown = occupied & (
-            seen
-            | (seen & not_last) << 8
-            | (seen & not_first) >> 8
-            | seen << row_shift
-            | seen >> row_shift
-        )
-        if grown == seen:
-            break
-        seen = grown
-    if seen != occupied:
-        stray = occupied & ~seen
-        r, c = divmod(((stray & -stray).bit_length() - 1) // 8, cols)
+    if stray >= 0:
+        r, c = divmod(stray, board.rules.cols)
         raise InputError(
             f"the tile at {r + 1}{chr(ord('A') + c)} is not connected to the centre square: "
             "every play touches the tiles already down"

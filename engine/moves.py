@@ -138,6 +138,7 @@ class MoveList(Sequence):
         "_equities",
         "_order",
         "_limit",
+        "_describe",
     )
 
     def __init__(
@@ -148,8 +149,10 @@ class MoveList(Sequence):
         extra: tuple[Move, ...] = (),
         equities: bytes | None = None,
         generated: int | None = None,
+        describe=None,
     ):
         self.board = board
+        self._describe = describe  # the generator's record decoder (records -> fields), if any
         self.total = total  # every play in the position; None when a limit skipped some
         self.generated = total if generated is None else generated  # plays the search made
         self._records = records
@@ -200,16 +203,31 @@ class MoveList(Sequence):
             return self._order[index]
         return index if index < self._count else self._count - 1 - index
 
-    def fields(self) -> list[tuple]:
+    def fields(self, lists: bool = False) -> list:
         """Every entry, in list order, as Move.fields() gives them: what a result needs,
-        without making Move objects for the plays."""
+        without making Move objects for the plays (decoded in C when the generator that
+        made the list is at hand). lists: each entry, and each placed square, a list."""
+        n = len(self)
+        used = min(n, self._count) if self._order is None else self._count
+        if self._describe is not None:
+            text = cell_text(self.board.rules)
+            plays = self._describe(
+                self._records[: used * RECORD.size], self.board.cells, text, lists
+            )
+        else:
+            plays = [fields(self.board, self._records, i * RECORD.size) for i in range(used)]
+            if lists:
+                plays = [[*f[:6], [list(sq) for sq in f[6]]] for f in plays]
         out = []
-        for i in range(len(self)):
+        for i in range(n):
             slot = self._slot(i)
-            if slot < 0:
-                out.append(self._extra[-1 - slot].fields())
+            if slot >= 0:
+                out.append(plays[slot])
+            elif lists:
+                f = self._extra[-1 - slot].fields()
+                out.append([*f[:6], [list(sq) for sq in f[6]]])
             else:
-                out.append(fields(self.board, self._records, slot * RECORD.size))
+                out.append(self._extra[-1 - slot].fields())
         return out
 
     def scores(self) -> list[int]:

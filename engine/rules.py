@@ -181,13 +181,15 @@ class Ruleset:
         return hash((self.name, self.alphabet, self.premiums))
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if not isinstance(other, Ruleset):
             return NotImplemented
-        return (
+        return (  # read-only mappings compare by their contents, without copies
             self.name == other.name
             and self.alphabet == other.alphabet
-            and dict(self.values) == dict(other.values)
-            and dict(self.counts) == dict(other.counts)
+            and self.values == other.values
+            and self.counts == other.counts
             and self.premiums == other.premiums
             and (self.blanks, self.rack_size, self.bingo_bonus, self.centre)
             == (other.blanks, other.rack_size, other.bingo_bonus, other.centre)

@@ -127,7 +127,15 @@ class Solver:
         extra = ()
         if include_exchanges and tiles:
             extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None, limit)
-        moves = MoveList(board, records, found if complete else None, extra, equities, found)
+        moves = MoveList(
+            board,
+            records,
+            found if complete else None,
+            extra,
+            equities,
+            found,
+            self._generator.describe,
+        )
         if limit is not None and len(moves) > limit:
             moves.top(limit)
         return moves

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+import struct
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anchor.engine import Board, Lexicon, Ruleset, Solver, validate_play
+from anchor.engine.board import cell_text
 
 from .oracle import all_plays
 
@@ -185,3 +187,38 @@ def test_oracle_property(tiny_setup, seed, plays, rack):
     rng = random.Random(seed)
     board = random_board(TINY, lexicon, sorted(words), rng, plays)
     compare(solver, board, rack, words)
+
+
+def python_fields(moves) -> list[tuple]:
+    """MoveList.fields() the slow way: a Move per entry (the decoding the oracle checks)."""
+    return [m.fields() for m in moves]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 10**9), plays=st.integers(0, 12), rack=st.text("ABCDEILNORST?", max_size=7)
+)
+def test_records_decoded_in_c_match_the_moves(tiny_setup, seed, plays, rack):
+    """The C decoder behind MoveList.fields() gives every play's notation, word and tiles
+    exactly as the Move objects do; lists=True is the same, as lists."""
+    solver, lexicon, words = tiny_setup
+    board = random_board(TINY, lexicon, sorted(words), random.Random(seed), plays)
+    for limit in (None, 3):
+        moves = solver.generate_moves(board, rack, limit=limit, include_exchanges=limit == 3)
+        assert moves.fields() == python_fields(moves)
+        as_lists = [[*f[:6], [list(sq) for sq in f[6]]] for f in python_fields(moves)]
+        assert moves.fields(lists=True) == as_lists
+
+
+def test_the_record_decoder_refuses_what_is_not_a_record(tiny_setup):
+    solver, _lexicon, _words = tiny_setup
+    board = Board.empty(TINY)
+    text = cell_text(TINY)
+    with pytest.raises(ValueError, match="32 bytes"):
+        solver._generator.describe(b"\x00" * 31, board.cells, text)
+    bad = struct.pack("=iBBBB24s", 5, 8, 8, 0, 5, b"\x01" * 24)  # runs off a 9x9 board
+    with pytest.raises(ValueError, match="not a play on this board"):
+        solver._generator.describe(bad, board.cells, text)
+    unknown = struct.pack("=iBBBB24s", 5, 0, 0, 0, 2, bytes([1, 99]) + bytes(22))
+    with pytest.raises(ValueError, match="no text for cell byte 99"):
+        solver._generator.describe(unknown, board.cells, text)

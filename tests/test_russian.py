@@ -109,6 +109,8 @@ def test_oracle_on_cyrillic_positions(name, request):
         board = random_board(rules, small, sorted(words), rng, plays=rng.choice([0, 3, 8, 15]))
         rack = "".join(rng.sample(bag if i % 3 == 0 else bag.replace("?", ""), 7))
         total += compare(solver, board, rack, words)
+        moves = solver.generate_moves(board, rack)
+        assert moves.fields() == [m.fields() for m in moves]  # decoded in C, Cyrillic too
     assert total > 500
 
 

@@ -1,0 +1,65 @@
+"""Position checks a service makes before analysing a stranger's board: tile supply and
+connectivity, against a plain breadth-first search over the squares."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anchor.engine import Board, InputError, Ruleset, _movegen
+from anchor.engine.legality import check_connected, check_position
+
+ENGLISH = Ruleset.load("english")
+
+
+def reachable(cells: bytes, rows: int, cols: int, start: int) -> set[int]:
+    seen, todo = {start}, deque([start])
+    while todo:
+        at = todo.popleft()
+        r, c = divmod(at, cols)
+        for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            nxt = rr * cols + cc
+            if 0 <= rr < rows and 0 <= cc < cols and cells[nxt] and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0, 0, 0, 1, 5, 26, 0x80 | 3]), min_size=225, max_size=225))
+def test_connectivity_and_counts_match_a_plain_search(squares):
+    cells = bytes(squares)
+    board = Board(ENGLISH, cells)
+    centre = 7 * 15 + 7
+    counts, stray = _movegen.board_census(cells, 15, 15, centre)
+    for tile in range(1, 27):
+        assert counts[tile] == cells.count(tile)
+    assert counts[0] == sum(1 for b in cells if b & 0x80)
+    tiles = {i for i, b in enumerate(cells) if b}
+    if not tiles:
+        expected = -1
+    elif centre not in tiles:
+        expected = -2
+    else:
+        cut_off = tiles - reachable(cells, 15, 15, centre)
+        expected = min(cut_off) if cut_off else -1
+    assert stray == expected
+    if expected == -1:
+        check_connected(board)
+    else:
+        with pytest.raises(InputError, match="centre square"):
+            check_connected(board)
+
+
+def test_supply_counts_blanks_and_the_rack():
+    cells = bytearray(225)
+    cells[7 * 15 + 7] = 0x80 | 1  # a blank standing for A
+    cells[7 * 15 + 8] = 0x80 | 2
+    check_position(Board(ENGLISH, bytes(cells)))
+    with pytest.raises(InputError, match="3 blanks; the english set has 2"):
+        check_position(Board(ENGLISH, bytes(cells)), [0])
+    with pytest.raises(ValueError, match="at most 21 a side"):
+        _movegen.board_census(bytes(225), 15, 14, 0)

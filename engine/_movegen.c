@@ -89,6 +89,14 @@ typedef struct {
     uint64_t accepts;
 } ListMasks;
 
+/* An anchor's shadow bounds by the length l of the left part from the rack (l = 0 also
+ * for a left part on the board): of every play, and of the plays putting down a blank
+ * (a blank scores nothing, and by equity the leave it would have been part of is gone). */
+typedef struct {
+    float any[MAX_RACK + 1];
+    float blank[MAX_RACK + 1];
+} AnchorBounds;
+
 /* Running score of the play being built: passed by value down the recursion. */
 typedef struct {
     int32_t main;  /* letter sum of the main word, letter premiums applied */
@@ -138,6 +146,9 @@ typedef struct {
     uint64_t steps;                     /* extend_right calls, for the clock */
     int has_deadline;
     struct timespec deadline;           /* CLOCK_MONOTONIC */
+    float blank_leave[MAX_RACK + 1];    /* best_leave when a blank is among the tiles (-inf: no blank) */
+    float blank_bound[MAX_RACK + 1];    /* left_bound and deeper_bound of plays putting down a blank */
+    float deeper_blank[MAX_RACK + 2];
 } Search;
 
 /* Letters the rack can put down: any letter while a blank remains. */
@@ -303,13 +314,20 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
         uint64_t children = list_children(s, list);
         uint64_t todo = children & allowed;
+        /* a blank goes down only where a play with one could still rank */
+        int no_blank = s->rack[0] && s->prune &&
+                       !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], s->order_base);
+        if (no_blank) {
+            s->out->pruned = 1;
+            todo &= s->rack_mask;
+        }
         while (todo) {
             unsigned tile = (unsigned)__builtin_ctzll(todo);
             todo &= todo - 1;
             uint32_t node = s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))];
             uint32_t child = kwg_arc(node);
             int acc = kwg_accepts(node);
-            for (int blank = 0; blank < 2; blank++) {
+            for (int blank = 0; blank < 2 - no_blank; blank++) {
                 unsigned from = blank ? 0 : tile;
                 if (!s->rack[from]) continue;
                 int32_t points = blank ? 0 : s->rules->values[tile];
@@ -368,12 +386,19 @@ static void left_part(Search *s, uint32_t list, int limit) {
     }
     uint64_t children = list_children(s, list);
     uint64_t todo = children & playable(s);
+    /* nor any left part with a blank from here on, when no such play could rank */
+    int no_blank = s->rack[0] && s->prune &&
+                   !could_rank(s->out, by_equity, s->deeper_blank[s->left_len + 1], s->order_base);
+    if (no_blank) {
+        s->out->pruned = 1;
+        todo &= s->rack_mask;
+    }
     while (todo) {
         unsigned tile = (unsigned)__builtin_ctzll(todo);
         todo &= todo - 1;
         uint32_t child = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))]);
         if (!child) continue;
-        for (int blank = 0; blank < 2; blank++) {
+        for (int blank = 0; blank < 2 - no_blank; blank++) {
             unsigned from = blank ? 0 : tile;
             if (!s->rack[from]) continue;
             take_tile(s, from);
@@ -493,8 +518,9 @@ static inline Square square_at(const Search *s, int idx) {
  * `board_sum` points of board tiles in its main word. Each square weighs its tile by letter
  * premium times the word premium, plus letter times word premium again when it makes a
  * cross-word; the rack's highest tiles on the heaviest squares (rearrangement inequality)
- * bound every assignment, whatever the lexicon allows. */
-static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum) {
+ * bound every assignment, whatever the lexicon allows. *with_blank: the same bound for the
+ * plays among them that put down a blank. */
+static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum, float *with_blank) {
     int32_t mult = 1, cross = 0, weight[MAX_RACK];
     for (int i = 0; i < k; i++) mult *= sq[i].wm;
     for (int i = 0; i < k; i++) {
@@ -507,6 +533,8 @@ static float span_bound(const Search *s, const Square *sq, int k, int32_t board_
     int32_t score = board_sum * mult + cross;
     for (int i = 0; i < k; i++) score += weight[i] * s->tile_desc[i];
     if (k == s->rules->rack_size) score += s->rules->bingo;
+    /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
+    if (with_blank) *with_blank = (float)(score - weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of up to k tiles played */
 }
 
@@ -514,10 +542,10 @@ static float span_bound(const Search *s, const Square *sq, int k, int32_t board_
  * squares a play at this anchor could cover. Every term of it grows with the span, so for
  * each length l of the left part only the longest span counts: l squares left of the
  * anchor, then rightwards until the rack is spent or a square bars every rack tile (with
- * the board tiles just after the last one). best[l] bounds the plays whose left part has
- * l tiles from the rack (index 0 only when the left part is on the board); returns the
- * largest, -INFINITY when no play fits. */
-static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_RACK + 1]) {
+ * the board tiles just after the last one). b->any[l] bounds the plays whose left part has
+ * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
+ * of them with a blank; returns the largest, -INFINITY when no play fits. */
+static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b) {
     const int base = row * s->cols;
     const uint64_t can = playable(s);
     int32_t on_left = 0; /* points of a left part already on the board */
@@ -555,10 +583,11 @@ static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_R
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int r = s->rack_left - l < right ? s->rack_left - l : right;
-        best[l] = r >= 1 && left_len + l + r + tiles_upto[r] >= 2
-                      ? span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r])
-                      : -INFINITY;
-        if (best[l] > top) top = best[l];
+        b->any[l] = b->blank[l] = -INFINITY;
+        if (r >= 1 && left_len + l + r + tiles_upto[r] >= 2)
+            b->any[l] = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
+                                   s->rack[0] ? &b->blank[l] : NULL);
+        if (b->any[l] > top) top = b->any[l];
     }
     return top;
 }
@@ -566,12 +595,15 @@ static float anchor_bound(const Search *s, int row, int anchor, float best[MAX_R
 /* Every play whose leftmost anchor is (row, col): the left part read from the board, or
  * every left part from the rack, each extended right [AJ88]. bounds: the anchor's shadow
  * bounds by left-part length, when searching best-first (else NULL). */
-static void search_anchor(Search *s, int row, int col, const float *bounds) {
+static void search_anchor(Search *s, int row, int col, const AnchorBounds *bounds) {
     int idx = row * s->cols + col;
     s->row = row;
     s->anchor_col = col;
     s->order_base = (uint64_t)(s->dir * MAX_CELLS + idx) << ORDER_ANCHOR_SHIFT;
     memset(s->placed, 0, sizeof s->placed);
+    s->left_len = 0;
+    const int blanks = s->prune && s->rack[0];
+    if (blanks) s->blank_bound[0] = bounds->blank[0];
     if (col > 0 && s->cells[idx - 1]) {
         int c = col - 1;
         while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
@@ -589,11 +621,14 @@ static void search_anchor(Search *s, int row, int col, const float *bounds) {
     } else {
         int room = left_room(s, row, col);
         if (s->prune) {
-            memcpy(s->left_bound, bounds, (size_t)(room + 1) * sizeof *bounds);
+            memcpy(s->left_bound, bounds->any, (size_t)(room + 1) * sizeof *bounds->any);
             s->deeper_bound[room + 1] = -INFINITY;
-            for (int l = room; l >= 0; l--)
-                s->deeper_bound[l] = s->left_bound[l] > s->deeper_bound[l + 1] ? s->left_bound[l]
-                                                                               : s->deeper_bound[l + 1];
+            for (int l = room; l >= 0; l--) s->deeper_bound[l] = fmaxf(s->left_bound[l], s->deeper_bound[l + 1]);
+        }
+        if (blanks) {
+            memcpy(s->blank_bound, bounds->blank, (size_t)(room + 1) * sizeof *bounds->blank);
+            s->deeper_blank[room + 1] = -INFINITY;
+            for (int l = room; l >= 0; l--) s->deeper_blank[l] = fmaxf(s->blank_bound[l], s->deeper_blank[l + 1]);
         }
         s->left_len = 0;
         left_part(s, s->root, room);
@@ -613,9 +648,11 @@ static void run_pass(Search *s) {
 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
  * ranking by equity, the best leave value left after playing k tiles, over every part of
- * the rack of size 1..k, keyed exactly as emit() keys it. */
+ * the rack of size 1..k, keyed exactly as emit() keys it; blank_leave the same over the
+ * parts with a blank (by score 0, and -inf for every k on a rack without one). */
 static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
-                        int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1]) {
+                        int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1],
+                        float blank_leave[MAX_RACK + 1]) {
     int n = 0;
     for (int t = 0; t <= r->alphabet; t++)
         for (int c = 0; c < rack[t] && n < MAX_RACK; c++) {
@@ -624,8 +661,9 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
             for (; j > 0 && tile_desc[j - 1] < v; j--) tile_desc[j] = tile_desc[j - 1];
             tile_desc[j] = v;
         }
+    for (int k = 0; k <= MAX_RACK; k++) blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
     if (!leaves) return;
-    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = -INFINITY;
+    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = 0;
     for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
@@ -639,14 +677,17 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
         }
         float v = key < leaves->keys ? leaves->value[key] : 0.0f;
         if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
+        if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
         int d = 0;
         while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
         if (d == distinct) break;
         used[d]++;
     }
     /* a span of k squares also bounds plays of fewer tiles: keep the best of 1..k */
-    for (int k = 2; k <= MAX_RACK; k++)
+    for (int k = 2; k <= MAX_RACK; k++) {
         if (best_leave[k - 1] > best_leave[k]) best_leave[k] = best_leave[k - 1];
+        if (blank_leave[k - 1] > blank_leave[k]) blank_leave[k] = blank_leave[k - 1];
+    }
 }
 
 typedef struct {
@@ -665,9 +706,9 @@ static int by_bound(const void *a, const void *b) {
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
 static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity) {
     AnchorRef refs[2 * MAX_CELLS];
-    /* per anchor found, its bounds by left-part length (2 * MAX_CELLS * 68 bytes) */
-    float(*bounds)[MAX_RACK + 1] = malloc(2 * MAX_CELLS * sizeof *bounds);
-    if (!bounds) return FAIL_MEMORY;
+    /* each anchor's bounds (136 bytes): on the stack for the usual few dozen anchors, on the
+     * heap (room for every square of both passes) past LOCAL_ANCHORS */
+    AnchorBounds local[LOCAL_ANCHORS], *bounds = local;
     size_t n = 0;
     for (int dir = 0; dir < 2; dir++) {
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
@@ -676,7 +717,12 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             for (int col = 0; col < s->cols; col++) {
                 int idx = row * s->cols + col;
                 if (!can_start(s, idx)) continue;
-                float bound = anchor_bound(s, row, col, bounds[n]);
+                if (n == LOCAL_ANCHORS && bounds == local) {
+                    bounds = malloc(2 * MAX_CELLS * sizeof *bounds);
+                    if (!bounds) return FAIL_MEMORY;
+                    memcpy(bounds, local, sizeof local);
+                }
+                float bound = anchor_bound(s, row, col, &bounds[n]);
                 if (bound > -INFINITY) {
                     refs[n] = (AnchorRef){bound, (uint32_t)(dir * MAX_CELLS + idx), (uint32_t)n};
                     n++;
@@ -700,10 +746,10 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         }
         Search *s = &passes[refs[i].ordinal / MAX_CELLS];
         int idx = (int)(refs[i].ordinal % MAX_CELLS);
-        search_anchor(s, idx / s->cols, idx % s->cols, bounds[refs[i].slot]);
+        search_anchor(s, idx / s->cols, idx % s->cols, &bounds[refs[i].slot]);
         failed = s->failed;
     }
-    free(bounds);
+    if (bounds != local) free(bounds);
     return failed;
 }
 
@@ -875,8 +921,8 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
     int32_t tile_desc[MAX_RACK] = {0};
-    float best_leave[MAX_RACK + 1] = {0};
-    rack_bounds(rack, r, a->leaves, tile_desc, best_leave);
+    float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
+    rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);
     for (int dir = 0; dir < 2; dir++) {
         Search *p = &s[dir];
         p->nodes = g->nodes;
@@ -896,6 +942,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         p->leaves = a->leaves;
         memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
         memcpy(p->best_leave, best_leave, sizeof best_leave);
+        memcpy(p->blank_leave, blank_leave, sizeof blank_leave);
         p->prune = a->limit >= 0 && !a->count_all;
         p->out = buf;
         p->failed = 0;

@@ -37,6 +37,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
 #define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
+#define LOCAL_ANCHORS 128           /* anchors whose bounds a best-first search keeps on the stack */
 #define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
 #define MAX_SCORE (1 << 24)         /* every score exact as a float: bounds compare exactly */
 #define MAX_PLAYOUT_PLIES 64         /* moves after the candidate in one playout */

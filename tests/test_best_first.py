@@ -92,6 +92,25 @@ def test_top_n_by_equity_is_the_head_of_the_full_ranking(index, seed, n):
     assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    index=st.integers(0, 10**6),
+    seed=st.integers(0, 10**9),
+    n=st.sampled_from(SIZES),
+    blanks=st.integers(1, 2),
+    by_equity=st.booleans(),
+)
+def test_top_n_with_blanks_is_the_head_of_the_full_ranking(index, seed, n, blanks, by_equity):
+    """Racks with blanks, where plays that put a blank down have their own, lower bound
+    (the blank scores nothing; by equity its leave value is gone) and are skipped first."""
+    solver = solver_for("english")
+    boards = positions("english")
+    board = boards[index % len(boards)]
+    rack = random_rack(board, random.Random(seed)).replace("?", "")[: 7 - blanks] + "?" * blanks
+    rank = {"rank": "equity", "leaves": twl06_leaves()} if by_equity else {}
+    assert_head(solver, board, rack, n, **rank)
+
+
 @cache
 def twl06_leaves() -> Leaves:
     return Leaves.open(data_path("kwg", "TWL06.klv2"), Ruleset.load("english"))

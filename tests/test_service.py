@@ -168,10 +168,10 @@ def test_redis_restart_under_load(server, queue, workers, local):
 def test_sigterm_finishes_the_current_job_then_exits(server, queue, workers):
     worker = workers()
     client = AnalysisClient(server.url, queue=queue, job_timeout=60)
-    heavy = p.Request(
-        lexicon="twl06",
+    heavy = p.Request(  # every play of a two-blank rack, 40 times: ~1 s of work here,
+        lexicon="twl06",  # long enough to be seen running on a much faster machine
         batch=True,
-        positions=tuple(p.Position(cgp=BENCH[6], limit=1) for _ in range(40)),
+        positions=tuple(p.Position(cgp=BENCH[6]) for _ in range(40)),
     )
     job = client.submit(heavy)
     wait_until(lambda: worker.current_job([job.id]), 30, "the worker to take the job")

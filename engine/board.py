@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -36,12 +35,9 @@ def cell_text(rules: Ruleset) -> tuple[str, ...]:
     return table
 
 
-def _run_length(match: re.Match) -> str:
-    return str(len(match.group()))
-
-
 _CELL_TEXT: dict[tuple[str, ...], tuple[str, ...]] = {}
-_EMPTY_RUN = re.compile(r"\.+")
+_DOTS = ["." * n for n in range(32)]
+_COUNTS = [str(n) for n in range(32)]
 
 
 def letter_cell(rules: Ruleset, ch: str) -> int:
@@ -161,9 +157,10 @@ class Board:
     def tiles(self) -> Counter[str]:
         """Tiles on the board by letter; blanks count under '?'."""
         out: Counter[str] = Counter()
-        for cell in self._cells:
+        alphabet = self.rules.alphabet
+        for cell, n in Counter(self._cells).items():
             if cell:
-                out["?" if cell & BLANK_FLAG else self.rules.alphabet[cell - 1]] += 1
+                out["?" if cell & BLANK_FLAG else alphabet[cell - 1]] += n
         return out
 
     # ------------------------------------------------------------- conversions
@@ -177,7 +174,11 @@ class Board:
 
     def to_cgp(self) -> str:
         """The board field of a CGP string."""
-        return _EMPTY_RUN.sub(_run_length, "/".join(self.to_rows()))
+        text = "/".join(self.to_rows())
+        # every run of empty squares as its length: longest first, so each run is whole
+        for n in range(self.rules.cols, 0, -1):
+            text = text.replace(_DOTS[n], _COUNTS[n])
+        return text
 
     def transpose(self) -> Board:
         """The board mirrored across its main diagonal: down plays become across plays."""

@@ -203,11 +203,12 @@ class MoveList(Sequence):
             return self._order[index]
         return index if index < self._count else self._count - 1 - index
 
-    def fields(self, lists: bool = False) -> list:
-        """Every entry, in list order, as Move.fields() gives them: what a result needs,
-        without making Move objects for the plays (decoded in C when the generator that
-        made the list is at hand). lists: each entry, and each placed square, a list."""
-        n = len(self)
+    def fields(self, lists: bool = False, first: int | None = None) -> list:
+        """Every entry (or the `first` ones), in list order, as Move.fields() gives them:
+        what a result needs, without making Move objects for the plays (decoded in C when
+        the generator that made the list is at hand). lists: each entry, and each placed
+        square, a list."""
+        n = len(self) if first is None else min(first, len(self))
         used = min(n, self._count) if self._order is None else self._count
         if self._describe is not None:
             text = cell_text(self.board.rules)

@@ -160,6 +160,9 @@ cells = st.lists(
 def test_random_boards_round_trip(cell_list):
     board = Board(ENGLISH, bytes(cell_list))
     assert Board.from_cgp(ENGLISH, board.to_cgp()) == board
+    # the CGP field is the rows with every run of empty squares written as its length
+    runs = re.sub(r"\.+", lambda m: str(len(m.group())), "/".join(board.to_rows()))
+    assert board.to_cgp() == runs
     assert Board.from_rows(ENGLISH, board.to_rows()) == board
     assert board.transpose().transpose() == board
     t = board.transpose()

@@ -4,6 +4,9 @@ command lines: whole numbers, ports, and one-line errors."""
 from __future__ import annotations
 
 import argparse
+import os
+
+from anchor.engine import AnchorError
 
 
 class Parser(argparse.ArgumentParser):
@@ -35,3 +38,22 @@ def positive(text: str) -> int:
     if value == 0:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def threads_option(parser) -> None:
+    """--threads: how many jobs an in-process run does at once."""
+    parser.add_argument(
+        "--threads",
+        type=positive,
+        default=min(os.cpu_count() or 1, 16),
+        help="in-process (no Redis URL): jobs run at once on this many threads (default: one "
+        "per core; the C core runs without the GIL); the answers are the same for any number",
+    )
+
+
+def threads_for(args, redis_url: str | None) -> int:
+    """The --threads an in-process run uses (1 through the fleet, whose workers are the
+    parallelism); an AnchorError past 256."""
+    if args.threads > 256:
+        raise AnchorError(f"--threads must be 1..256, not {args.threads}")
+    return 1 if redis_url else args.threads

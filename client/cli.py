@@ -14,7 +14,7 @@ from redis.exceptions import RedisError
 from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 
 from . import lexica, protocol
-from .arguments import Parser, non_negative, positive
+from .arguments import Parser, non_negative, positive, threads_for, threads_option
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
 from .lexica import open_lexicon
@@ -147,7 +147,9 @@ def _simulate(args) -> int:
     if not 0 <= args.confidence < 1:
         raise AnchorError(f"--confidence must be in [0, 1), not {args.confidence}")
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
+    threads = threads_for(args, redis_url)
+    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300, threads=threads)
+    per_job = args.per_job if threads == 1 else min(args.per_job, -(-100 // threads))
     settings = Simulation(
         candidates=args.candidates,
         plies=args.plies,
@@ -158,12 +160,12 @@ def _simulate(args) -> int:
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
     try:
-        stats = simulate(client, job, settings, args.per_job, max(args.timeout, 600), progress=True)
+        stats = simulate(client, job, settings, per_job, max(args.timeout, 600), progress=True)
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
     done = sum(s.iterations for s in stats)
-    where = "via Redis" if redis_url else "in-process"
+    where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
     print(
         f"{len(stats)} candidates, {args.plies} plies, {done:,} playouts in {elapsed:.2f} s "
         f"({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
@@ -391,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
     )
     sim.add_argument("--per-job", type=positive, default=100, help="iterations per job (100)")
+    threads_option(sim)
     p.add_argument("--show-board", action="store_true", help="render the board first")
     p.add_argument("--json", action="store_true", help="print a JSON list of plays")
     p.add_argument(
@@ -425,6 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    threads_option(p)
     p.set_defaults(func=cmd_selfplay)
 
     p = sub.add_parser(
@@ -461,6 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative, default=1, help="the simulations' seed (1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."
+    threads_option(p)
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
@@ -482,6 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=7200)
+    threads_option(p)
     p.set_defaults(func=cmd_train_leaves)
 
     # The worker is its own program (anchor.worker, also installed as anchor-worker): main()

@@ -7,6 +7,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -82,7 +83,9 @@ class AnalysisClient:
     """submit / result / analyze / analyze_many.
 
     redis_url None -> embedded: requests run in this process on lexica found like the
-    CLI finds them. Otherwise jobs go to the RQ queue `queue` with a timeout and retries.
+    CLI finds them, `threads` of them at a time in analyze_many (the C core releases the
+    GIL, so simulations and big searches use every core). Otherwise jobs go to the RQ
+    queue `queue` with a timeout and retries.
     """
 
     def __init__(
@@ -94,9 +97,14 @@ class AnalysisClient:
         result_ttl: int = 3600,
         registry: LexiconRegistry | None = None,
         connection=None,
+        threads: int = 1,
     ):
         if not (isinstance(job_timeout, int | float) and job_timeout > 0):
             raise ValueError(f"job_timeout must be a number of seconds > 0, not {job_timeout!r}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+            raise ValueError(f"threads must be a whole number 1..256, not {threads!r}")
+        self.threads = threads  # embedded: requests analyze_many runs at once
+        self._warm = False  # embedded: whether a request has run (and loaded its lexica)
         self.redis_url = redis_url
         self.job_timeout = job_timeout
         self.retries = retries
@@ -180,9 +188,19 @@ class AnalysisClient:
             bar = Progress(len(payloads)) if progress else None
         if self.embedded:
             out = []
-            for payload in payloads:
+            alone = 1 if not self._warm else 0  # the first request loads the lexica, alone
+            first, rest = (
+                (payloads[:alone], payloads[alone:]) if self.threads > 1 else (payloads, [])
+            )
+            self._warm = True
+            for payload in first:
                 out.append(self._run_local(payload))
                 bar and bar.step(1, out[-1:])
+            if rest:
+                with ThreadPoolExecutor(self.threads) as pool:
+                    for result in pool.map(self._run_local, rest):
+                        out.append(result)
+                        bar and bar.step(1, [result])
             bar and bar.close()
             return out
         from rq import Queue
@@ -263,6 +281,7 @@ class AnalysisClient:
         raise ServiceError(f"job {job_id} failed in the worker: {text[-500:]}", failure_code(text))
 
     def _run_local(self, payload: bytes) -> dict:
+        self._warm = True
         try:
             return run_request(p.decode_request(payload, p.Limits.unbounded()), self.registry)
         except p.ProtocolError as exc:

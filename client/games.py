@@ -13,6 +13,7 @@ from anchor.engine import AnchorError, Ruleset
 from anchor.engine.match import win_rate
 
 from . import protocol
+from .arguments import threads_for
 from .client import AnalysisClient, Progress, ServiceError
 from .lexica import lexicon_ruleset
 
@@ -24,7 +25,12 @@ def cmd_selfplay(args) -> int:
 
     Ruleset.load(args.ruleset)  # a bad name fails here, before any job
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=max(60, 5 * args.per_job))
+    client = AnalysisClient(
+        redis_url,
+        queue=args.queue,
+        job_timeout=max(60, 5 * args.per_job),
+        threads=threads_for(args, redis_url),
+    )
     requests = [
         protocol.SelfPlayRequest(
             ruleset=args.ruleset,
@@ -111,7 +117,9 @@ def cmd_train_leaves(args) -> int:
 
     rules = Ruleset.load(args.ruleset)
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=600)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, job_timeout=600, threads=threads_for(args, redis_url)
+    )
 
     def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool, model):
         requests = [
@@ -212,7 +220,9 @@ def cmd_annotate(args) -> int:
             )
 
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, job_timeout=300, threads=threads_for(args, redis_url)
+    )
     started = time.perf_counter()
     bar = PositionProgress(len(requests), what="games") if not args.quiet else False
     try:

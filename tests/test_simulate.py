@@ -520,3 +520,27 @@ def test_playouts_stop_at_their_budget(solver, leaves):
     asked.clear()
     with pytest.raises(TimeoutError, match="caller's own"):
         iterate(solver, board, "AEINS??", leaves, chosen, 6, 1, range(100), strict)
+
+
+def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsys):
+    """Embedded analyze_many on several threads (the C core releases the GIL) returns the
+    results of one thread, in request order; so does `anchor analyze --sim --threads`."""
+    registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    settings = Simulation(candidates=5, plies=2, iterations=60, seed=4, round_size=30)
+    one = simulate(AnalysisClient(registry=registry), job, settings, per_job=7)
+    three = simulate(AnalysisClient(registry=registry, threads=3), job, settings, per_job=7)
+    assert one == three == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
+    with pytest.raises(ValueError, match="threads must be"):
+        AnalysisClient(registry=registry, threads=0)
+    from anchor.client.cli import main
+
+    argv = ["analyze", "--lexicon", str(TWL06), "--leaves", str(KLV2), "--cgp", CGP, "--sim",
+            "--candidates", "4", "--iterations", "40", "--plies", "1"]  # fmt: skip
+    tables = []
+    for threads in ("1", "2"):
+        assert main([*argv, "--threads", threads]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert f"{threads} thread" in out[0]
+        tables.append(out[1:])
+    assert tables[0] == tables[1]

@@ -1189,6 +1189,15 @@ static struct timespec deadline_after(double budget) {
     return at;
 }
 
+/* The Python exception for a search's FAIL_ code: TimeoutError past the budget, else
+ * MemoryError. */
+static void raise_failure(int failed, const char *what, double budget) {
+    if (failed == FAIL_TIME)
+        PyErr_Format(PyExc_TimeoutError, "%s ran past the budget of %g s", what, budget);
+    else
+        PyErr_NoMemory();
+}
+
 static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack",   "mode",       "limit", "steps",
                             "values", "budget", "count_all", NULL};
@@ -1282,12 +1291,8 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         if (!ranked) failed = FAIL_MEMORY;
     }
     Py_END_ALLOW_THREADS
-    if (failed == FAIL_TIME) {
-        PyErr_Format(PyExc_TimeoutError, "move generation ran past its budget of %g s", budget);
-        goto out;
-    }
     if (failed) {
-        PyErr_NoMemory();
+        raise_failure(failed, "move generation", budget);
         goto out;
     }
     Py_ssize_t found = (Py_ssize_t)buf.total;
@@ -1477,12 +1482,8 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     for (Py_ssize_t i = 0; i < n && !failed; i++)
         failed = playout(&p, board, rack, &turns[i], order, (size_t)order_view.len, plies, &out[i]);
     Py_END_ALLOW_THREADS
-    if (failed == FAIL_TIME) {
-        PyErr_Format(PyExc_TimeoutError, "playouts ran past their budget of %g s", budget);
-        goto out;
-    }
     if (failed) {
-        PyErr_NoMemory();
+        raise_failure(failed, "the playouts", budget);
         goto out;
     }
     result = PyList_New(n);

@@ -314,11 +314,14 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
         uint64_t children = list_children(s, list);
         uint64_t todo = children & allowed;
-        /* a blank goes down only where a play with one could still rank */
-        int no_blank = s->rack[0] && s->prune &&
-                       !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], s->order_base);
-        if (no_blank) {
+        /* a blank goes down only where a play with one could still rank: else it is put
+         * out of reach for this square and all the recursion below it */
+        uint8_t hidden = 0;
+        if (s->rack[0] && s->prune &&
+            !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], s->order_base)) {
             s->out->pruned = 1;
+            hidden = s->rack[0];
+            s->rack[0] = 0;
             todo &= s->rack_mask;
         }
         while (todo) {
@@ -327,7 +330,7 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
             uint32_t node = s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))];
             uint32_t child = kwg_arc(node);
             int acc = kwg_accepts(node);
-            for (int blank = 0; blank < 2 - no_blank; blank++) {
+            for (int blank = 0; blank < 2; blank++) {
                 unsigned from = blank ? 0 : tile;
                 if (!s->rack[from]) continue;
                 int32_t points = blank ? 0 : s->rules->values[tile];
@@ -343,6 +346,7 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
                 return_tile(s, from);
             }
         }
+        s->rack[0] += hidden;
     } else {
         uint8_t cell = s->cells[idx];
         uint32_t i = child_node(s, list, cell & TILE_MASK);
@@ -386,11 +390,13 @@ static void left_part(Search *s, uint32_t list, int limit) {
     }
     uint64_t children = list_children(s, list);
     uint64_t todo = children & playable(s);
-    /* nor any left part with a blank from here on, when no such play could rank */
-    int no_blank = s->rack[0] && s->prune &&
-                   !could_rank(s->out, by_equity, s->deeper_blank[s->left_len + 1], s->order_base);
-    if (no_blank) {
+    /* nor any longer left part using the blank, when no such play could rank */
+    uint8_t hidden = 0;
+    if (s->rack[0] && s->prune &&
+        !could_rank(s->out, by_equity, s->deeper_blank[s->left_len + 1], s->order_base)) {
         s->out->pruned = 1;
+        hidden = s->rack[0];
+        s->rack[0] = 0;
         todo &= s->rack_mask;
     }
     while (todo) {
@@ -398,7 +404,7 @@ static void left_part(Search *s, uint32_t list, int limit) {
         todo &= todo - 1;
         uint32_t child = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))]);
         if (!child) continue;
-        for (int blank = 0; blank < 2 - no_blank; blank++) {
+        for (int blank = 0; blank < 2; blank++) {
             unsigned from = blank ? 0 : tile;
             if (!s->rack[from]) continue;
             take_tile(s, from);
@@ -408,6 +414,7 @@ static void left_part(Search *s, uint32_t list, int limit) {
             return_tile(s, from);
         }
     }
+    s->rack[0] += hidden;
 }
 
 /* Lay the board out for one pass (transposed for down plays), then compute anchors,

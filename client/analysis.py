@@ -504,12 +504,14 @@ def run_simulate(
             raise p.ProtocolError(
                 p.BAD_VALUE, f"'only' names candidate {max(only)}; there are {len(chosen)}"
             )
+        unplayed: list[list[int]] = []
         values = simulate.iterate(
             solver, position.board, rack, leaves, [chosen[c] for c in only], request.plies,
             request.seed, range(request.first, request.first + request.iterations),
-            budget=deadline.budget,
+            budget=deadline.budget, unplayed=unplayed,
         )  # fmt: skip
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     table = [[c.notation, c.score, round(c.equity, 3)] for c in chosen]
-    return p.simulate_result(table, only, values, (time.perf_counter() - started) * 1e6)
+    elapsed = (time.perf_counter() - started) * 1e6
+    return p.simulate_result(table, only, values, elapsed, unplayed)

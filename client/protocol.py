@@ -528,16 +528,18 @@ def _simulate(obj: dict) -> SimulateRequest:
 
 
 def simulate_result(
-    candidates: list[list], only: Sequence[int], values: list, total_us: float
+    candidates: list[list], only: Sequence[int], values: list, total_us: float, unplayed: list
 ) -> dict:
     """`candidates`: [notation, score, equity] of every candidate; `values[k]`: the values
-    of candidate only[k], one per iteration, in iteration order."""
+    of candidate only[k], one per iteration, in iteration order; `unplayed[k]` beside them:
+    the tiles not on the board when each playout stopped (0: the game was over)."""
     return {
         "v": VERSION,
         "ok": True,
         "candidates": candidates,
         "only": list(only),
         "values": values,
+        "unplayed": unplayed,
         "timings": _total(total_us),
     }
 

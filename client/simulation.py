@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
 from anchor.engine.simulate import Candidate, CandidateStats, Simulation, summarize
+from anchor.engine.winpct import model_for
 
 from . import protocol as p
 from .client import AnalysisClient, Progress
@@ -40,6 +41,7 @@ def simulate(
     lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
     tables: list[list] = []
     bar = Progress(settings.iterations, what="iterations") if progress else None
+    ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
 
     def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
         """One round as jobs of `per_job` iterations; their values merged in order."""
@@ -74,6 +76,8 @@ def simulate(
         for result in results:
             for k, vals in enumerate(result["values"]):
                 merged[k].extend(vals)
+            for c, left in zip(result["only"], result["unplayed"], strict=True):
+                ends.setdefault(c, []).extend(left)
         if bar:
             bar.step(len(iterations))
         return merged
@@ -82,4 +86,6 @@ def simulate(
     if bar:
         bar.close()
     chosen = [Candidate(n, s, e, None) for n, s, e in (tables[0] if tables else [])]
-    return summarize(chosen, values, lead, [not a for a in alive])
+    unplayed = [ends.get(c, []) for c in range(len(chosen))]
+    model = model_for(Ruleset.load(job.ruleset))
+    return summarize(chosen, values, lead, [not a for a in alive], unplayed, model, settings.plies)

@@ -1395,14 +1395,15 @@ out:
 
 PyDoc_STRVAR(playouts_doc,
 "playouts(cells, rack, candidates, order, plies, graph, counts, values, budget=0.0)\n"
-"    -> [value per candidate]\n\n"
+"    -> ([value per candidate], [tiles unplayed at its end per candidate])\n\n"
 "One Monte Carlo playout of each candidate from this position (engine/simulate.py's\n"
 "_playout in C): cells, rack as for generate; candidates: (kind, score, placed, back)\n"
 "tuples, kind 0 play / 1 exchange / 2 pass, placed (row, col, cell) byte triples, back the\n"
 "tile counts an exchange puts back; order: the unseen tiles (tile numbers, blank 0), the\n"
 "opponent's rack first, then the bag; plies: moves after the candidate; graph, counts,\n"
 "values: the KLV2 leave graph (Leaves.graph()); budget: seconds (0: no limit),\n"
-"TimeoutError past it.");
+"TimeoutError past it. Unplayed: tiles in the bag and on both racks when the playout\n"
+"stopped, 0 when a side went out (the game is over).");
 
 static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "candidates", "order", "plies",
@@ -1418,6 +1419,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     const int ncells = r->rows * r->cols;
     Turn *turns = NULL;
     double *out = NULL;
+    long *left = NULL;
     Playout p = {0};
     PyObject *seq = NULL;
     uint8_t rack[MAX_LETTERS + 1] = {0};
@@ -1467,7 +1469,8 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     }
     turns = malloc(((size_t)n + 1) * sizeof *turns);
     out = malloc(((size_t)n + 1) * sizeof *out);
-    if (!turns || !out) {
+    left = malloc(((size_t)n + 1) * sizeof *left);
+    if (!turns || !out || !left) {
         PyErr_NoMemory();
         goto out;
     }
@@ -1487,22 +1490,28 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && !failed; i++)
-        failed = playout(&p, board, rack, &turns[i], order, (size_t)order_view.len, plies, &out[i]);
+        failed = playout(&p, board, rack, &turns[i], order, (size_t)order_view.len, plies, &out[i], &left[i]);
     Py_END_ALLOW_THREADS
     if (failed) {
         raise_failure(failed, "the playouts", budget);
         goto out;
     }
-    result = PyList_New(n);
-    for (Py_ssize_t i = 0; result && i < n; i++) {
-        PyObject *v = PyFloat_FromDouble(out[i]);
-        if (!v) Py_CLEAR(result);
-        else PyList_SET_ITEM(result, i, v);
+    PyObject *vals = PyList_New(n), *lefts = PyList_New(n);
+    int ok = vals && lefts;
+    for (Py_ssize_t i = 0; ok && i < n; i++) { /* the lists own what they are given */
+        PyObject *v = PyFloat_FromDouble(out[i]), *u = PyLong_FromLong(left[i]);
+        if (v) PyList_SET_ITEM(vals, i, v);
+        if (u) PyList_SET_ITEM(lefts, i, u);
+        ok = v && u;
     }
+    if (ok) result = PyTuple_Pack(2, vals, lefts);
+    Py_XDECREF(vals);
+    Py_XDECREF(lefts);
 out:
     Py_XDECREF(seq);
     free(turns);
     free(out);
+    free(left);
     free(p.passes);
     free(p.table);
     free(p.bag);

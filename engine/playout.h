@@ -200,9 +200,11 @@ static int make_turn(Playout *p, int side, const Turn *turn, double *spread) {
 
 /* One playout of `candidate` from the position in p (board, our rack in rack[0]), the
  * opponent's rack and the bag coming from `order` (n tiles). The bag must have room for
- * n + MAX_RACK * plies tiles. Returns 0 and the value in *value, or a FAIL_ code. */
+ * n + MAX_RACK * plies tiles. Returns 0, the value in *value and in *unplayed the tiles
+ * not on the board when it stops (bag and racks; 0 when a side went out and the game is
+ * over), or a FAIL_ code. */
 static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *candidate,
-                   const uint8_t *order, size_t n, int plies, double *value) {
+                   const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
     const Rules *r = &p->g->rules;
     memcpy(p->board, board, (size_t)(r->rows * r->cols));
     memcpy(p->rack[0], mine, sizeof p->rack[0]);
@@ -229,6 +231,7 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
         if (make_turn(p, side, ply ? &turn : candidate, &spread)) {
             int other = rack_points(r, p->rack[1 - side]);
             *value = spread + (side == 0 ? 2 * other : -2 * other);
+            *unplayed = 0;
             return 0;
         }
         side = 1 - side;
@@ -236,6 +239,7 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
     double ours = p->has_kept[0] ? kept_value(p, p->kept[0]) : 0.0;
     double theirs = p->has_kept[1] ? kept_value(p, p->kept[1]) : 0.0;
     *value = spread + ours - theirs;
+    *unplayed = (long)(p->tail - p->head) + p->held[0] + p->held[1];
     return 0;
 }
 

@@ -31,6 +31,7 @@ from .moves import EXCHANGE, PASS, Move
 from .notation import parse_rack
 from .rules import BLANK, Ruleset
 from .solver import Solver
+from .winpct import WinModel, model_for
 
 MAX_CANDIDATES = 50
 MAX_PLIES = 6
@@ -60,7 +61,7 @@ class CandidateStats:
     iterations: int
     mean: float  # mean value (spread + leave difference) over its iterations
     stdev: float
-    win_rate: float  # share of iterations ending ahead, given the spread before the move
+    win_rate: float  # mean chance of winning where each playout stopped (engine.winpct)
     pruned: bool  # dropped early: behind the leader with the confidence asked for
 
 
@@ -105,9 +106,12 @@ def iterate(
     seed: int,
     iterations: range,
     budget: Callable[[], float | None] | None = None,
+    unplayed: list[list[int]] | None = None,
 ) -> list[list[float]]:
     """values[c][j]: candidate c's value in iteration iterations[j]. `budget`, when given,
-    is called before each iteration and raises when no time is left."""
+    is called before each iteration and raises when no time is left. `unplayed`, when
+    given, gets the same shape: the tiles not on the board when each playout stopped (0
+    when a side went out), for the win model."""
     if not 1 <= plies <= MAX_PLIES:
         raise InputError(f"plies must be 1..{MAX_PLIES}, not {plies}")
     rules = solver.rules
@@ -117,22 +121,27 @@ def iterate(
     native = _NativePlayouts(solver, board, rack, leaves, chosen, plies)
     mine = Counter(_letters(rules, parse_rack(rules, rack)))
     values: list[list[float]] = [[] for _ in chosen]
+    ends: list[list[int]] = [[] for _ in chosen]
     for i in iterations:
         left = budget() if budget is not None else None
         order = list(unseen_ids)
         random.Random(f"{seed}:{i}").shuffle(order)
         if native.ready:
             try:
-                got = native(order, left)
+                got, stopped = native(order, left)
             except TimeoutError:
                 if budget is not None:
                     budget()  # the caller's own error, now that its time is up
                 raise WorkLimitError("the simulation ran past its time budget") from None
         else:
             letters = [_tile_letter(rules, t) for t in order]
-            got = [_playout(solver, board, mine, letters, c.move, plies, leaves) for c in chosen]
+            pairs = [_playout(solver, board, mine, letters, c.move, plies, leaves) for c in chosen]
+            got, stopped = [v for v, _ in pairs], [n for _, n in pairs]
         for c, value in enumerate(got):
             values[c].append(value)
+            ends[c].append(stopped[c])
+    if unplayed is not None:
+        unplayed[:] = ends
     return values
 
 
@@ -160,7 +169,8 @@ class _NativePlayouts:
             plies=plies, graph=nodes, counts=below, values=values,
         )  # fmt: skip
 
-    def __call__(self, order: list[int], seconds: float | None) -> list[float]:
+    def __call__(self, order: list[int], seconds: float | None) -> tuple[list[float], list[int]]:
+        """Each candidate's value and the tiles unplayed when its playout stopped."""
         return self._run(order=bytes(order), budget=seconds or 0.0)
 
 
@@ -181,7 +191,10 @@ def _tile_letter(rules: Ruleset, tile: int) -> str:
     return BLANK if tile == 0 else rules.alphabet[tile - 1]
 
 
-def _playout(solver, board, mine: Counter, order: list[str], move: Move, plies, leaves) -> float:
+def _playout(
+    solver, board, mine: Counter, order: list[str], move: Move, plies, leaves
+) -> tuple[float, int]:
+    """(value, tiles not on the board when it stopped: 0 when a side went out)."""
     rules = solver.rules
     opponent = Counter(order[: rules.rack_size])
     bag = order[rules.rack_size :]
@@ -219,9 +232,10 @@ def _playout(solver, board, mine: Counter, order: list[str], move: Move, plies, 
             bag = bag + list(Counter(move.exchanged).elements())
         if not rack and not bag:  # out: the game ends, the other rack counts double
             other = _value(rules, racks[1 - side])
-            return spread + (2 * other if side == 0 else -2 * other)
+            return spread + (2 * other if side == 0 else -2 * other), 0
         side = 1 - side
-    return spread + _leave(rules, leaves, kept[0]) - _leave(rules, leaves, kept[1])
+    value = spread + _leave(rules, leaves, kept[0]) - _leave(rules, leaves, kept[1])
+    return value, len(bag) + sum(racks[0].values()) + sum(racks[1].values())
 
 
 def summarize(
@@ -229,15 +243,27 @@ def summarize(
     values: Sequence[Sequence[float]],
     lead: int = 0,
     pruned: Sequence[bool] | None = None,
+    unplayed: Sequence[Sequence[int]] | None = None,
+    model: WinModel | None = None,
+    plies: int = 2,
 ) -> list[CandidateStats]:
     """Statistics per candidate from its values (in iteration order), best mean first.
-    `lead`: the player's spread before the move, for the win rate."""
+    `lead`: the player's spread before the move. The win rate is the model's chance of
+    winning from where each playout stopped (its lead, the tiles `unplayed`, who is on
+    turn after the candidate and `plies` more moves); without a model, the share of
+    playouts ending ahead."""
+    on_turn = plies % 2 == 1  # the candidate and `plies` moves: our turn again when odd
     out = []
     for c, candidate in enumerate(chosen):
         v = values[c]
         n = len(v)
         mean, var = _mean_var(v)
-        wins = sum(1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in v)
+        if model is not None and unplayed is not None:
+            wins = math.fsum(
+                model.after(lead + x, left, on_turn) for x, left in zip(v, unplayed[c], strict=True)
+            )
+        else:
+            wins = sum(1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in v)
         out.append(
             CandidateStats(
                 candidate.notation,
@@ -310,13 +336,21 @@ class Simulation:
     ) -> list[CandidateStats]:
         """`run` on candidates of the caller's choosing (annotation adds the play made)."""
 
+        ends: list[list[int]] = [[] for _ in chosen]  # tiles unplayed where playouts stopped
+
         def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
-            chosen_now = chosen if live is None else [chosen[c] for c in live]
-            return iterate(solver, board, rack, leaves, chosen_now, self.plies, self.seed,
-                           iterations, budget)  # fmt: skip
+            now = list(range(len(chosen))) if live is None else live
+            stopped: list[list[int]] = []
+            values = iterate(solver, board, rack, leaves, [chosen[c] for c in now], self.plies,
+                             self.seed, iterations, budget, stopped)  # fmt: skip
+            for c, left in zip(now, stopped, strict=True):
+                ends[c].extend(left)
+            return values
 
         values, alive = self.rounds(play_round)
-        return summarize(chosen, values, lead, [not a for a in alive])
+        pruned = [not a for a in alive]
+        model = model_for(solver.rules)
+        return summarize(chosen, values, lead, pruned, ends, model, self.plies)
 
     def rounds(self, play_round: PlayRound) -> tuple[list[list[float]], list[bool]]:
         """The schedule every way of running a simulation follows (here, or split into

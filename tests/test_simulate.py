@@ -394,9 +394,17 @@ def test_playouts_in_c_equal_the_python_reference(solver, leaves, cyrillic, seed
     board, rack = positions[seed % len(positions)]
     chosen = candidates(game_solver, board, rack, game_leaves, 6)
     args = (board, rack)
-    fast = iterate(game_solver, *args, game_leaves, chosen, plies, seed, range(3))
-    slow = iterate(game_solver, *args, WithoutGraph(game_leaves), chosen, plies, seed, range(3))
+    fast_left: list[list[int]] = []
+    slow_left: list[list[int]] = []
+    fast = iterate(game_solver, *args, game_leaves, chosen, plies, seed, range(3), None, fast_left)
+    slow = iterate(game_solver, *args, WithoutGraph(game_leaves), chosen, plies, seed, range(3),
+                   None, slow_left)  # fmt: skip
     assert fast == slow
+    assert fast_left == slow_left  # the tiles unplayed where each playout stopped, too
+    on_board = board.tile_count()
+    total = game_solver.rules.total_tiles
+    for c, candidate in enumerate(chosen):  # at most every tile not yet down, less the play's
+        assert all(0 <= n <= total - on_board - len(candidate.move.placed) for n in fast_left[c])
 
 
 def test_playouts_near_the_end_of_the_game(solver, leaves):
@@ -418,7 +426,8 @@ def test_playouts_near_the_end_of_the_game(solver, leaves):
     theirs = unseen_tiles(ENGLISH, board, "EH")
     assert len(theirs) == 7
     chosen = candidates(solver, board, "EH", leaves, 8)
-    fast = iterate(solver, board, "EH", leaves, chosen, 4, 3, range(4))
+    left: list[list[int]] = []
+    fast = iterate(solver, board, "EH", leaves, chosen, 4, 3, range(4), None, left)
     slow = iterate(solver, board, "EH", WithoutGraph(leaves), chosen, 4, 3, range(4))
     assert fast == slow
     doubled = 2 * sum(ENGLISH.values.get(ch, 0) for ch in theirs)
@@ -426,6 +435,7 @@ def test_playouts_near_the_end_of_the_game(solver, leaves):
     assert out, [c.notation for c in chosen]
     for c in out:
         assert fast[c] == [chosen[c].score + doubled] * 4
+        assert left[c] == [0] * 4  # the game is over: nothing left to play
 
 
 def test_the_playout_core_refuses_what_it_cannot_play(solver, leaves, position):
@@ -441,7 +451,8 @@ def test_the_playout_core_refuses_what_it_cannot_play(solver, leaves, position):
     base = {"cells": position.board.cells, "rack": bytes(counts), "order": order, "plies": 2,
             "graph": nodes, "counts": below, "values": values}  # fmt: skip
     good = (0, 10, bytes([14, 14, ENGLISH.letter_index["A"]]), none)
-    assert len(gen.playouts(candidates=[good], **base)) == 1
+    values, unplayed = gen.playouts(candidates=[good], **base)
+    assert len(values) == len(unplayed) == 1 and unplayed[0] > 0
     taken = next(i for i, c in enumerate(position.board.cells) if c)
     bad_candidates = {
         "kind must be": (5, 0, b"", none),
@@ -490,7 +501,9 @@ def test_fuzz_the_playout_core(solver, leaves, position, turns, order, plies):
         )
     except ValueError:
         return
-    assert len(out) == len(turns) and all(isinstance(v, float) for v in out)
+    values, unplayed = out
+    assert len(values) == len(unplayed) == len(turns)
+    assert all(isinstance(v, float) for v in values) and all(n >= 0 for n in unplayed)
 
 
 def test_playouts_stop_at_their_budget(solver, leaves):

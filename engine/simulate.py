@@ -13,6 +13,10 @@ random numbers: the differences between candidates are what is measured, not the
 of the draw). So iterations can be split across processes or machines in any way and
 merged back into exactly the same answer: a job returns each candidate's value for each
 of its iterations, and the statistics are computed from them in iteration order.
+
+The playouts run in the C core (playout.h), one call per iteration for every candidate;
+`_playout` here is their reference. Each also reports the tiles still unplayed where it
+stopped, so the win rate is a win model's chance (engine.winpct), not a coin's.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ of its iterations, and the statistics are computed from them in iteration order.
 
 The playouts run in the C core (playout.h), one call per iteration for every candidate;
 `_playout` here is their reference. Each also reports the tiles still unplayed where it
-stopped, so the win rate is a win model's chance (engine.winpct), not a coin's.
+stopped, so the win rate is a win model's chance (engine.winpct) rather than the share of
+playouts that end ahead.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -164,6 +165,9 @@ def _simulate(args) -> int:
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
+    if args.json:  # the statistics of every candidate, best first
+        print(json.dumps([dataclasses.asdict(s) for s in stats], ensure_ascii=False))
+        return 0
     done = sum(s.iterations for s in stats)
     where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
     print(

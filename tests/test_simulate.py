@@ -4,6 +4,7 @@ answer as one process."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -557,3 +558,9 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
         assert f"{threads} thread" in out[0]
         tables.append(out[1:])
     assert tables[0] == tables[1]
+    assert main([*argv, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["notation"] for r in rows][:1] == [
+        tables[0][1].split()[1] + " " + tables[0][1].split()[2]
+    ]
+    assert all(0 <= r["win_rate"] <= 1 and r["iterations"] >= 1 for r in rows)

@@ -45,8 +45,12 @@ def annotate_game(
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
     turns = []
+    totals: dict[int, int] = {}  # each player's recorded total so far
     for index, turn in enumerate(replay(game, rules)):
         ev = turn.event
+        others = [t for seat, t in totals.items() if seat != ev.player_index]
+        lead = ev.total - ev.score - max(others, default=0)  # the mover's, before the move
+        totals[ev.player_index] = ev.total
         entry: dict = {
             "index": index,
             "line": ev.line,
@@ -74,7 +78,7 @@ def annotate_game(
         elif ev.kind == PASS:
             entry.update(played="-", score=0, score_matches=ev.score == 0)
         if ev.kind in ANALYSED:
-            entry.update(_alternatives(solver, turn, entry, top, leaves, budget, sim))
+            entry.update(_alternatives(solver, turn, entry, top, leaves, budget, sim, lead))
         turns.append(entry)
     return {
         "players": players,
@@ -100,6 +104,7 @@ def _alternatives(
     leaves=None,
     budget: Budget | None = None,
     sim: Simulation | None = None,
+    lead: int = 0,
 ) -> dict:
     rack = turn.event.rack
     if not rack:
@@ -151,7 +156,7 @@ def _alternatives(
             equity_rank=1 + bisect_left(equities, -(made_equity + 1e-6), key=neg),
         )
     if sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
-        extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget))
+        extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))
     return {
         **extra,
         "analysed": True,
@@ -168,8 +173,12 @@ def _alternatives(
     }
 
 
-def _simulated(solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, budget) -> dict:
-    """The top candidates and the play made, ranked by simulation (seeded by the turn)."""
+def _simulated(
+    solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, budget, lead: int
+) -> dict:
+    """The top candidates and the play made, ranked by simulation (seeded by the turn):
+    [notation, mean, stdev, iterations, dropped, chance of winning] each; `lead` is the
+    mover's before the move."""
     equities = moves.equities() or []
     chosen = [
         Candidate(m.notation, m.score, e, m)
@@ -182,10 +191,18 @@ def _simulated(solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, 
             return {}
         chosen.append(Candidate(played, moves[made].score, equities[made], moves[made]))
     settings = replace(sim, seed=sim.seed * 1_000_003 + turn.event.line)
-    stats = settings.run_candidates(solver, turn.board, rack, leaves, chosen, budget=budget)
+    stats = settings.run_candidates(solver, turn.board, rack, leaves, chosen, lead, budget)
     return {
         "sim": [
-            [s.notation, round(s.mean, 2), round(s.stdev, 2), s.iterations, s.pruned] for s in stats
+            [
+                s.notation,
+                round(s.mean, 2),
+                round(s.stdev, 2),
+                s.iterations,
+                s.pruned,
+                round(s.win_rate, 3),
+            ]
+            for s in stats
         ],  # fmt: skip
         "sim_rank": 1 + [s.notation for s in stats].index(played),
     }

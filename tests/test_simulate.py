@@ -197,6 +197,19 @@ def test_annotation_ranks_each_play_by_simulation(solver, leaves):
         assert turn["played"] in names and names.index(turn["played"]) + 1 == turn["sim_rank"]
         assert 3 <= len(names) <= 4  # the top 3, and the play made when not among them
         assert all(row[3] >= 3 for row in turn["sim"])  # every one simulated a round at least
+        assert all(0 <= row[5] <= 1 for row in turn["sim"])  # the chance of winning
+    # the win rates start from the mover's recorded lead before each move
+    totals: dict[int, int] = {}
+    checked = 0
+    for turn in first["turns"]:
+        others = [t for seat, t in totals.items() if seat != turn["player"]]
+        lead = turn["recorded_total"] - turn["recorded_score"] - max(others, default=0)
+        totals[turn["player"]] = turn["recorded_total"]
+        if "sim" in turn and abs(lead) >= 60:
+            made = next(row for row in turn["sim"] if row[0] == turn["played"])
+            assert (made[5] > 0.6) if lead > 0 else (made[5] < 0.4), (lead, made)
+            checked += 1
+    assert checked >= 3
 
 
 def test_annotate_with_simulation_through_the_protocol():

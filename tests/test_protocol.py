@@ -277,3 +277,28 @@ def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
             result = run_request(request, registry)
             del result["v"]
             assert _packed_bound(result) >= len(p.pack(result))
+
+
+def test_heartbeats_between_short_jobs_are_spaced(registry, monkeypatch):
+    """RQ heartbeats before and after every dequeue and after every job; back to back, a
+    worker refreshes its key at most once per HEARTBEAT_EVERY, unless asked to keep it
+    alive longer than the last refresh did, or through a pipeline (no round trip)."""
+    from anchor.worker import main as worker_main
+
+    conn = FakeRedis()
+    worker = fake_worker(conn, registry)
+    clock = [1000.0]
+    monkeypatch.setattr(worker_main.time, "monotonic", lambda: clock[0])
+    sent = []
+    monkeypatch.setattr(conn, "hset", lambda *a, **k: sent.append("hset"))
+    worker.heartbeat()
+    assert sent == ["hset"]
+    clock[0] += 0.3
+    worker.heartbeat()
+    worker.heartbeat()
+    assert sent == ["hset"]  # spaced: the key was refreshed 0.3 s ago
+    worker.heartbeat(timeout=worker.worker_ttl + 600)  # longer than the last one: sent
+    assert len(sent) == 2
+    clock[0] += worker_main.HEARTBEAT_EVERY
+    worker.heartbeat()
+    assert len(sent) == 3  # a second later: sent again

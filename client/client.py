@@ -192,7 +192,6 @@ class AnalysisClient:
             first, rest = (
                 (payloads[:alone], payloads[alone:]) if self.threads > 1 else (payloads, [])
             )
-            self._warm = True
             for payload in first:
                 out.append(self._run_local(payload))
                 bar and bar.step(1, out[-1:])

@@ -653,6 +653,38 @@ static void run_pass(Search *s) {
             if (can_start(s, row * s->cols + col)) search_anchor(s, row, col, NULL);
 }
 
+/* The rack's distinct tiles (blank 0 first): the digits of its sub-multisets. */
+static int rack_distinct(const Rules *r, const uint8_t *rack, uint8_t tile[MAX_RACK]) {
+    int distinct = 0;
+    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
+        if (rack[t]) tile[distinct++] = (uint8_t)t;
+    return distinct;
+}
+
+/* The sub-multiset after `used` (how many of each tile[d]), counting like an odometer;
+ * 0 when it wraps back to the empty one: every sub-multiset has been seen. */
+static inline int next_subrack(uint8_t *used, const uint8_t *tile, int distinct, const uint8_t *rack) {
+    int d = 0;
+    while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
+    if (d == distinct) return 0;
+    used[d]++;
+    return 1;
+}
+
+/* A sub-multiset's leave-table key (LeaveTable: the sum of key steps of the tiles used)
+ * and its size. */
+static inline size_t subrack_key(const uint8_t *used, const uint8_t *tile, int distinct,
+                                 const uint16_t *steps, int *size) {
+    size_t key = 0;
+    int k = 0;
+    for (int d = 0; d < distinct; d++) {
+        key += (size_t)used[d] * steps[tile[d]];
+        k += used[d];
+    }
+    *size = k;
+    return key;
+}
+
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
  * ranking by equity, the best leave value left after playing k tiles, over every part of
  * the rack of size 1..k, keyed exactly as emit() keys it; blank_leave the same over the
@@ -672,24 +704,14 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
     if (!leaves) return;
     for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
-    int distinct = 0;
-    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
-        if (rack[t]) tile[distinct++] = (uint8_t)t;
-    for (;;) { /* odometer over every sub-multiset of the rack */
-        size_t key = 0;
-        int k = 0;
-        for (int d = 0; d < distinct; d++) {
-            key += (size_t)used[d] * leaves->key_step[tile[d]];
-            k += used[d];
-        }
+    int distinct = rack_distinct(r, rack, tile);
+    do { /* every sub-multiset of the rack, the empty one first */
+        int k;
+        size_t key = subrack_key(used, tile, distinct, leaves->key_step, &k);
         float v = key < leaves->keys ? leaves->value[key] : 0.0f;
         if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
         if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
-        int d = 0;
-        while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
-        if (d == distinct) break;
-        used[d]++;
-    }
+    } while (next_subrack(used, tile, distinct, rack));
     /* a span of k squares also bounds plays of fewer tiles: keep the best of 1..k */
     for (int k = 2; k <= MAX_RACK; k++) {
         if (best_leave[k - 1] > best_leave[k]) best_leave[k] = best_leave[k - 1];
@@ -1688,8 +1710,12 @@ static PyObject *py_board_census(PyObject *self, PyObject *args) {
     int any = 0;
     for (int i = 0; i < rows * cols; i++) {
         if (!cells[i]) continue;
+        if ((cells[i] & TILE_MASK) == 0 || (cells[i] & TILE_MASK) > MAX_LETTERS) {
+            PyErr_Format(PyExc_ValueError, "board_census: cell %d holds invalid byte %u", i, cells[i]);
+            goto out;
+        }
         any = 1;
-        counts[(cells[i] & BLANK_FLAG) ? 0 : (cells[i] & TILE_MASK) % (MAX_LETTERS + 1)]++;
+        counts[(cells[i] & BLANK_FLAG) ? 0 : cells[i]]++;
     }
     int stray = -1;
     if (any && !cells[centre]) {

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from . import _movegen
-from .board import BLANK_FLAG, Board
+from .board import Board
 from .errors import InputError
 from .rules import Ruleset
 
@@ -39,11 +39,8 @@ def check_rack(rules: Ruleset, tiles: Iterable[int]) -> None:
 
 def board_tiles(board: Board) -> Counter[int]:
     """Tiles on the board by tile number; a blank (whatever it stands for) counts as 0."""
-    out: Counter[int] = Counter()
-    for cell, n in Counter(board.cells).items():
-        if cell:
-            out[0 if cell & BLANK_FLAG else cell] += n
-    return out
+    counts, _stray = _census(board)
+    return Counter({tile: n for tile, n in enumerate(counts) if n})
 
 
 def check_position(board: Board, rack: Iterable[int] = ()) -> None:

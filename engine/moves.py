@@ -209,7 +209,7 @@ class MoveList(Sequence):
         the generator that made the list is at hand). lists: each entry, and each placed
         square, a list."""
         n = len(self) if first is None else min(first, len(self))
-        used = min(n, self._count) if self._order is None else self._count
+        used = min(n, self._count)  # the first n entries hold records 0.. in order (ranked)
         if self._describe is not None:
             text = cell_text(self.board.rules)
             plays = self._describe(

@@ -85,23 +85,13 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
                           Turn *out, float *value) {
     const Rules *r = &p->g->rules;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
-    int distinct = 0;
-    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
-        if (rack[t]) tile[distinct++] = (uint8_t)t;
+    int distinct = rack_distinct(r, rack, tile);
     float best = -INFINITY;
     int best_size = 0;
     uint8_t best_back[MAX_LETTERS + 1] = {0};
-    for (;;) { /* odometer over every sub-multiset */
-        int d = 0;
-        while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
-        if (d == distinct) break;
-        used[d]++;
-        size_t key = 0;
-        int size = 0;
-        for (int e = 0; e < distinct; e++) {
-            key += (size_t)used[e] * steps[tile[e]];
-            size += used[e];
-        }
+    while (next_subrack(used, tile, distinct, rack)) { /* every non-empty sub-multiset */
+        int size;
+        size_t key = subrack_key(used, tile, distinct, steps, &size);
         float v = key < keys ? p->table[key] : 0.0f;
         uint8_t back[MAX_LETTERS + 1] = {0};
         for (int e = 0; e < distinct; e++) back[tile[e]] = used[e];

@@ -231,3 +231,18 @@ def test_top_n_with_exchanges_is_the_head_of_the_full_list(rack):
                 for m, e in zip(top, top.equities() or [None] * len(top), strict=True)
             ]
             assert got == want[:n], (rack, n, kwargs.get("rank"))
+
+
+def test_fields_of_a_list_with_exchanges_merged_by_equity():
+    """MoveList.fields(first=N) decodes only the records the first N entries hold (plays
+    keep their ranked order among the exchanges), and equals reading the Moves."""
+    solver, leaves = solver_for("english"), twl06_leaves()
+    rng = random.Random(8)
+    for board in positions("english")[::5]:
+        rack = random_rack(board, rng)
+        moves = solver.generate_moves(
+            board, rack, rank="equity", leaves=leaves, include_exchanges=True
+        )
+        for first in (1, 3, 10, None):
+            head = moves if first is None else moves[:first]
+            assert moves.fields(first=first) == [m.fields() for m in head], (rack, first)

@@ -63,3 +63,5 @@ def test_supply_counts_blanks_and_the_rack():
         check_position(Board(ENGLISH, bytes(cells)), [0])
     with pytest.raises(ValueError, match="at most 21 a side"):
         _movegen.board_census(bytes(225), 15, 14, 0)
+    with pytest.raises(ValueError, match="cell 3 holds invalid byte 64"):
+        _movegen.board_census(bytes([0, 0, 0, 64]) + bytes(221), 15, 15, 112)

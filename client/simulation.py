@@ -72,6 +72,17 @@ def simulate(
                 "the workers disagree on the candidates (different lexica, or one replaced?)"
             )
         tables.append(table)
+        for result in results:
+            values, left = result.get("values"), result.get("unplayed")
+            if not (
+                isinstance(values, list) and isinstance(left, list)
+                and len(values) == len(left) == len(result.get("only", ()))
+                and all(len(v) == len(u) for v, u in zip(values, left, strict=True))
+            ):  # fmt: skip
+                raise AnchorError(
+                    "a worker answered a simulation without values and unplayed tiles for "
+                    "every candidate (a worker of another version?)"
+                )
         merged: list[list[float]] = [[] for _ in results[0]["only"]]
         for result in results:
             for k, vals in enumerate(result["values"]):

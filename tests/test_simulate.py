@@ -577,3 +577,25 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
         tables[0][1].split()[1] + " " + tables[0][1].split()[2]
     ]
     assert all(0 <= r["win_rate"] <= 1 and r["iterations"] >= 1 for r in rows)
+
+
+def test_the_client_refuses_a_simulation_answer_it_cannot_merge(monkeypatch):
+    """A worker of another version (no `unplayed`) or a short list is a clear error, not
+    a traceback or a wrong merge."""
+    from anchor.engine.errors import AnchorError
+
+    registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+    client = AnalysisClient(registry=registry)
+    real = client.analyze_many
+
+    def older(requests, **kwargs):
+        out = real(requests, **kwargs)
+        for result in out:
+            del result["unplayed"]
+        return out
+
+    monkeypatch.setattr(client, "analyze_many", older)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    settings = Simulation(candidates=3, plies=1, iterations=4, round_size=4)
+    with pytest.raises(AnchorError, match="another version"):
+        simulate(client, job, settings, per_job=2)

@@ -13,6 +13,7 @@ from pathlib import Path
 from redis.exceptions import RedisError
 
 from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine.simulate import RANKS
 
 from . import lexica, protocol
 from .arguments import Parser, non_negative, positive, threads_for, threads_option
@@ -157,6 +158,7 @@ def _simulate(args) -> int:
         iterations=args.iterations,
         seed=args.seed,
         confidence=args.confidence or None,
+        rank=args.rank_by,
     )
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
@@ -330,9 +332,15 @@ def _read_text(path: str, what: str) -> str:
 
 
 def _sim_shape(p: argparse.ArgumentParser) -> None:
-    """--sim-candidates and --sim-plies, as selfplay and annotate take them."""
+    """--sim-candidates, --sim-plies and --sim-rank, as selfplay and annotate take them."""
     p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
     p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
+    p.add_argument(
+        "--sim-rank",
+        choices=RANKS,
+        default="spread",
+        help="simulated plays rank by mean spread (spread) or by chance of winning (win)",
+    )
 
 
 def _position_args(p: argparse.ArgumentParser) -> None:
@@ -395,6 +403,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.99,
         help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
+    )
+    sim.add_argument(
+        "--rank-by",
+        choices=RANKS,
+        default="spread",
+        help="order the plays by mean spread (spread), or by chance of winning given the "
+        "CGP's scores (win)",
     )
     sim.add_argument("--per-job", type=positive, default=100, help="iterations per job (100)")
     threads_option(sim)

@@ -45,6 +45,7 @@ def cmd_selfplay(args) -> int:
             sim_iterations=args.sim_iterations,
             sim_candidates=args.sim_candidates,
             sim_plies=args.sim_plies,
+            sim_rank=args.sim_rank,
         )
         for start in range(0, args.games, args.per_job)
     ]
@@ -204,6 +205,7 @@ def cmd_annotate(args) -> int:
                 args.sim_candidates,
                 args.sim_plies,
                 args.seed,
+                args.sim_rank,
             )  # fmt: skip
         )
         pending.append(name)

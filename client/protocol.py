@@ -172,7 +172,8 @@ class SelfPlayRequest:
     model: tuple[float, ...] = ()  # a leave model's parameters (training) instead of leaves
     sim_iterations: int = 100  # for "sim" players: iterations a turn,
     sim_candidates: int = 10  # candidates simulated,
-    sim_plies: int = 2  # and moves played on
+    sim_plies: int = 2  # moves played on,
+    sim_rank: str = "spread"  # and what they rank by (SIM_RANKS)
 
 
 MAX_GAMES = 100  # per self-play job
@@ -191,6 +192,7 @@ class AnnotateRequest:
     sim_candidates: int = 10
     sim_plies: int = 2
     seed: int = 1
+    sim_rank: str = "spread"  # what the simulated rows rank by (SIM_RANKS)
 
 
 MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn
@@ -222,6 +224,7 @@ class SimulateRequest:
 MAX_SIM_ITERATIONS = 10_000  # per job; a simulation is split into many jobs
 MAX_SIM_CANDIDATES = simulate.MAX_CANDIDATES
 MAX_SIM_PLIES = simulate.MAX_PLIES
+SIM_RANKS = simulate.RANKS  # mean spread, or the win model's chance given the lead
 
 
 # ------------------------------------------------------------------- requests
@@ -260,11 +263,12 @@ _SELFPLAY = {
     "sim_iterations",
     "sim_candidates",
     "sim_plies",
+    "sim_rank",
 }
 POLICIES = ("score", "equity", "sim")
 _ANNOTATE = {
     "v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves",
-    "sim_iterations", "sim_candidates", "sim_plies", "seed",
+    "sim_iterations", "sim_candidates", "sim_plies", "seed", "sim_rank",
 }  # fmt: skip
 _SIMULATE = {
     "v", "kind", "ruleset", "lexicon", "leaves", "cgp", "rack", "candidates", "plies",
@@ -319,6 +323,8 @@ def encode_request(
                 sim_plies=request.sim_plies,
                 seed=request.seed,
             )
+            if request.sim_rank != "spread":
+                out["sim_rank"] = request.sim_rank
         return pack(out)
     if isinstance(request, SelfPlayRequest):
         out = {
@@ -346,6 +352,8 @@ def encode_request(
                 sim_candidates=request.sim_candidates,
                 sim_plies=request.sim_plies,
             )
+            if request.sim_rank != "spread":
+                out["sim_rank"] = request.sim_rank
         return pack(out)
     out: dict[str, Any] = {
         "v": VERSION,
@@ -472,6 +480,7 @@ def _annotate(obj: dict) -> AnnotateRequest:
         top,
         leaves,
         **sim,
+        sim_rank=_sim_rank(obj),
     )
 
 
@@ -592,6 +601,7 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         alternate,
         tuple(float(x) for x in model),
         **sim,
+        sim_rank=_sim_rank(obj),
     )
 
 
@@ -639,6 +649,15 @@ def _options(obj: dict) -> Options:
             )
         values[key] = value
     return Options(**values)
+
+
+def _sim_rank(obj: dict) -> str:
+    rank = _get(obj, "sim_rank", str, "spread")
+    if rank not in SIM_RANKS:
+        raise ProtocolError(
+            BAD_VALUE, f"'sim_rank' must be one of {', '.join(SIM_RANKS)}, not {rank!r}"
+        )
+    return rank
 
 
 def _string(obj: dict, key: str, default: str) -> str:

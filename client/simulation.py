@@ -99,4 +99,5 @@ def simulate(
     chosen = [Candidate(n, s, e, None) for n, s, e in (tables[0] if tables else [])]
     unplayed = [ends.get(c, []) for c in range(len(chosen))]
     model = model_for(Ruleset.load(job.ruleset))
-    return summarize(chosen, values, lead, [not a for a in alive], unplayed, model, settings.plies)
+    pruned = [not a for a in alive]
+    return summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)

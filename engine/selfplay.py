@@ -25,7 +25,8 @@ from .solver import Solver
 SCORELESS_LIMIT = 6
 
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
-# to make, or None to exchange (when the bag allows) or pass.
+# to make, or None to exchange (when the bag allows) or pass. One with a true `wants_lead`
+# attribute is also given `lead=`: its score minus the best other player's.
 Policy = Callable[[Solver, Board, str, int], "Move | None"]
 
 
@@ -162,7 +163,12 @@ def play_game(
         if budget is not None:
             budget()
         started = time.perf_counter()
-        move = policies[player](solver, board, rack_text, len(bag))
+        policy = policies[player]
+        if getattr(policy, "wants_lead", False):
+            lead = game.scores[player] - max(s for i, s in enumerate(game.scores) if i != player)
+            move = policy(solver, board, rack_text, len(bag), lead=lead)
+        else:
+            move = policy(solver, board, rack_text, len(bag))
         game.move_times.append(time.perf_counter() - started)
         if move is not None and move.kind == "play":
             if check:

@@ -40,6 +40,7 @@ from .winpct import WinModel, model_for
 
 MAX_CANDIDATES = 50
 MAX_PLIES = 6
+RANKS = ("spread", "win")  # what a simulation ranks candidates by
 
 # play_round(iterations, live) -> values[k][j] of candidate live[k] (every candidate when
 # live is None) in iteration iterations[j]
@@ -251,12 +252,15 @@ def summarize(
     unplayed: Sequence[Sequence[int]] | None = None,
     model: WinModel | None = None,
     plies: int = 2,
+    rank: str = "spread",
 ) -> list[CandidateStats]:
-    """Statistics per candidate from its values (in iteration order), best mean first.
-    `lead`: the player's spread before the move. The win rate is the model's chance of
-    winning from where each playout stopped (its lead, the tiles `unplayed`, who is on
-    turn after the candidate and `plies` more moves); without a model, the share of
-    playouts ending ahead."""
+    """Statistics per candidate from its values (in iteration order), best first: by mean
+    value, or with rank="win" by win rate (then mean). `lead`: the player's spread before
+    the move. The win rate is the model's chance of winning from where each playout
+    stopped (its lead, the tiles `unplayed`, who is on turn after the candidate and
+    `plies` more moves); without a model, the share of playouts ending ahead."""
+    if rank not in RANKS:
+        raise InputError(f"rank must be one of {', '.join(RANKS)}, not {rank!r}")
     on_turn = plies % 2 == 1  # the candidate and `plies` moves: our turn again when odd
     out = []
     for c, candidate in enumerate(chosen):
@@ -281,6 +285,8 @@ def summarize(
                 bool(pruned and pruned[c]),
             )
         )
+    if rank == "win":
+        return sorted(out, key=lambda s: (s.pruned, -s.win_rate, -s.mean))
     return sorted(out, key=lambda s: (s.pruned, -s.mean))
 
 
@@ -315,6 +321,7 @@ class Simulation:
     seed: int = 1
     round_size: int = 100  # iterations between pruning decisions
     confidence: float | None = 0.99  # None: never stop early
+    rank: str = "spread"  # or "win": the win model's chance, given the lead (summarize)
 
     def run(
         self,
@@ -355,7 +362,7 @@ class Simulation:
         values, alive = self.rounds(play_round)
         pruned = [not a for a in alive]
         model = model_for(solver.rules)
-        return summarize(chosen, values, lead, pruned, ends, model, self.plies)
+        return summarize(chosen, values, lead, pruned, ends, model, self.plies, self.rank)
 
     def rounds(self, play_round: PlayRound) -> tuple[list[list[float]], list[bool]]:
         """The schedule every way of running a simulation follows (here, or split into
@@ -410,8 +417,11 @@ def _leave(rules: Ruleset, leaves, rack: Counter | None) -> float:
 
 class SimPlayer:
     """A self-play policy that simulates before each move (engine.selfplay.Policy): the
-    best candidate by simulated value. Near the end, when the bag cannot refill a rack,
-    it plays like the equity player (the playouts would be all but certain)."""
+    best candidate by simulated value, or by chance of winning given its lead in the game
+    (settings.rank). Near the end, when the bag cannot refill a rack, it plays like the
+    equity player (the playouts would be all but certain)."""
+
+    wants_lead = True  # play_game passes the player's lead (engine.selfplay)
 
     def __init__(
         self, leaves, settings: Simulation, budget: Callable[[], float | None] | None = None
@@ -422,7 +432,9 @@ class SimPlayer:
         self.plays_generated = 0
         self.turn = 0
 
-    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+    def __call__(
+        self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0
+    ) -> Move | None:
         self.turn += 1
         chosen = candidates(solver, board, rack, self.leaves, self.settings.candidates)
         if not chosen:
@@ -432,7 +444,7 @@ class SimPlayer:
         settings = Simulation(
             self.settings.candidates, self.settings.plies, self.settings.iterations,
             self.settings.seed * 1_000_003 + self.turn, self.settings.round_size,
-            self.settings.confidence,
+            self.settings.confidence, self.settings.rank,
         )  # fmt: skip
-        best = settings.run(solver, board, rack, self.leaves, budget=self.budget)[0]
+        best = settings.run(solver, board, rack, self.leaves, lead, self.budget)[0]
         return next(c.move for c in chosen if c.notation == best.notation)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -17,8 +18,10 @@ from anchor.client.analysis import LexiconRegistry
 from anchor.client.client import AnalysisClient
 from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Board, Ruleset, Solver, parse_cgp
+from anchor.engine.errors import InputError
 from anchor.engine.leaves import Leaves
 from anchor.engine.simulate import (
+    RANKS,
     Simulation,
     candidates,
     iterate,
@@ -119,10 +122,28 @@ def test_pruning_keeps_the_leader_and_drops_the_clearly_worse():
     assert stats[0].win_rate == pytest.approx(0.5)  # a tie counts half
 
 
-def test_the_client_split_equals_the_engine_run(solver, leaves, position, magpie_twl06):
+def test_ranking_by_chance_of_winning():
+    """rank="win" orders by win rate, then mean: behind by 10, a play that ties every
+    time (mean 10, win rate 0.5) ranks below one that wins three times in four and loses
+    big once (mean -16, win rate 0.75); by spread the other way round."""
+    chosen = [type("C", (), {"notation": n, "score": 0, "equity": 0.0})() for n in "ab"]
+    values = [[10.0] * 4, [12.0, 12.0, 12.0, -100.0]]
+    by_spread = summarize(chosen, values, lead=-10)
+    by_win = summarize(chosen, values, lead=-10, rank="win")
+    assert [s.notation for s in by_spread] == ["a", "b"]
+    assert [s.notation for s in by_win] == ["b", "a"]
+    assert by_win[0].win_rate == pytest.approx(0.75) and by_win[1].win_rate == pytest.approx(0.5)
+    dropped = summarize(chosen, values, lead=-10, pruned=[False, True], rank="win")
+    assert [s.notation for s in dropped] == ["a", "b"]  # a dropped play stays last
+    with pytest.raises(InputError, match="rank must be one of spread, win"):
+        summarize(chosen, values, rank="wins")
+
+
+@pytest.mark.parametrize("rank", RANKS)
+def test_the_client_split_equals_the_engine_run(solver, leaves, position, magpie_twl06, rank):
     """Uneven jobs (7 iterations each, rounds of 30) merge into the engine's answer."""
     settings = Simulation(candidates=5, plies=2, iterations=90, seed=3, round_size=30,
-                          confidence=0.9)  # fmt: skip
+                          confidence=0.9, rank=rank)  # fmt: skip
     local = settings.run(solver, position.board, "ADEIOST", leaves, lead=148 - 55)
     registry = LexiconRegistry({"twl06": str(TWL06)}, search=True)
     client = AnalysisClient(registry=registry)
@@ -177,6 +198,39 @@ def test_a_simulating_player_keeps_every_invariant(solver, leaves):
     assert first.to_gcg() == second.to_gcg()
 
 
+def test_a_policy_that_asks_is_told_its_lead(solver, leaves):
+    """play_game passes `lead` (own score minus the best other) to a policy with
+    `wants_lead`, and not to one without; the simulating player ranking by chance of
+    winning still plays legal, deterministic games."""
+    from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
+    from anchor.engine.simulate import SimPlayer
+
+    seen = []
+
+    class Told(Greedy):
+        wants_lead = True
+
+        def __call__(self, solver, board, rack, bag_size, lead):
+            seen.append(lead)
+            return super().__call__(solver, board, rack, bag_size)
+
+    game = play_game(solver, 3, players=3, policies=[Told(), Greedy(), Greedy()], check=True)
+    scores = [0, 0, 0]
+    expected = []
+    for turn in game.turns:
+        if turn.player == 0:
+            expected.append(scores[0] - max(scores[1:]))
+        scores[turn.player] = turn.total
+    assert seen == expected and any(x < 0 for x in seen) and any(x > 0 for x in seen)
+
+    def sim_game():
+        settings = Simulation(candidates=3, plies=1, iterations=6, round_size=3, rank="win")
+        sim = SimPlayer(leaves, settings)
+        return play_game(solver, 4, policies=[EquityPlayer(leaves), sim], check=True)
+
+    assert sim_game().to_gcg() == sim_game().to_gcg()
+
+
 def test_annotation_ranks_each_play_by_simulation(solver, leaves):
     """The play made is always among the simulated candidates, its sim_rank is its place
     in the simulated list, and the whole annotation is deterministic for a seed."""
@@ -226,6 +280,23 @@ def test_annotate_with_simulation_through_the_protocol():
     assert result["ok"], result
     turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
     assert turns and all(t["sim"][t["sim_rank"] - 1][0] == t["played"] for t in turns)
+    by_win = replace(request, sim_rank="win", sim_iterations=8, sim_candidates=4)
+    assert p.decode_request(p.encode_request(by_win)) == by_win
+    result = AnalysisClient(registry=registry).analyze(by_win)
+    turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
+    for t in turns:  # notation, mean, stdev, iterations, dropped, win rate (rounded)
+        rows = t["sim"]
+        assert [row[4] for row in rows] == sorted(row[4] for row in rows)
+        kept = [row[5] for row in rows if not row[4]]
+        assert all(a >= b - 0.0005 for a, b in zip(kept, kept[1:], strict=False))
+        assert rows[t["sim_rank"] - 1][0] == t["played"]
+    assert any(t["sim"][0][5] > t["sim"][1][5] for t in turns if not t["sim"][1][4])
+    for wrong in (p.AnnotateRequest(gcg, leaves="x", sim_iterations=2, sim_rank="most"),
+                  p.SelfPlayRequest(policies=("sim",), sim_rank="most")):  # fmt: skip
+        with pytest.raises(p.ProtocolError, match="'sim_rank' must be one of spread, win"):
+            p.decode_request(p.encode_request(wrong))
+    play = p.SelfPlayRequest(policies=("sim", "equity"), leaves="twl06", sim_rank="win")
+    assert p.decode_request(p.encode_request(play)) == play
 
 
 def test_simulation_prefers_another_play_than_static_equity(solver, leaves):
@@ -577,6 +648,10 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
         tables[0][1].split()[1] + " " + tables[0][1].split()[2]
     ]
     assert all(0 <= r["win_rate"] <= 1 and r["iterations"] >= 1 for r in rows)
+    assert main([*argv, "--json", "--rank-by", "win", "--confidence", "0"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    keys = [(-r["win_rate"], -r["mean"]) for r in rows]
+    assert keys == sorted(keys) and len(rows) == 4
 
 
 def test_the_client_refuses_a_simulation_answer_it_cannot_merge(monkeypatch):

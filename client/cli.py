@@ -158,7 +158,7 @@ def _simulate(args) -> int:
         iterations=args.iterations,
         seed=args.seed,
         confidence=args.confidence or None,
-        rank=args.rank_by,
+        rank=args.sim_rank,
     )
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
@@ -405,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
     )
     sim.add_argument(
-        "--rank-by",
+        "--sim-rank",
         choices=RANKS,
         default="spread",
         help="order the plays by mean spread (spread), or by chance of winning given the "

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
-from anchor.engine.simulate import Candidate, CandidateStats, Simulation, summarize
+from anchor.engine.simulate import (
+    Candidate,
+    CandidateStats,
+    Simulation,
+    summarize,
+    win_chances,
+)
 from anchor.engine.winpct import model_for
 
 from . import protocol as p
@@ -93,11 +99,15 @@ def simulate(
             bar.step(len(iterations))
         return merged
 
-    values, alive = settings.rounds(play_round)
+    model = model_for(Ruleset.load(job.ruleset))
+
+    def chances(c: int, v: list[float]) -> list[float]:
+        return win_chances(v, ends.get(c, []), lead, model, settings.plies)
+
+    values, alive = settings.rounds(play_round, chances)
     if bar:
         bar.close()
     chosen = [Candidate(n, s, e, None) for n, s, e in (tables[0] if tables else [])]
     unplayed = [ends.get(c, []) for c in range(len(chosen))]
-    model = model_for(Ruleset.load(job.ruleset))
     pruned = [not a for a in alive]
     return summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)

@@ -261,18 +261,13 @@ def summarize(
     `plies` more moves); without a model, the share of playouts ending ahead."""
     if rank not in RANKS:
         raise InputError(f"rank must be one of {', '.join(RANKS)}, not {rank!r}")
-    on_turn = plies % 2 == 1  # the candidate and `plies` moves: our turn again when odd
     out = []
     for c, candidate in enumerate(chosen):
         v = values[c]
         n = len(v)
         mean, var = _mean_var(v)
-        if model is not None and unplayed is not None:
-            wins = math.fsum(
-                model.after(lead + x, left, on_turn) for x, left in zip(v, unplayed[c], strict=True)
-            )
-        else:
-            wins = sum(1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in v)
+        left = unplayed[c] if unplayed is not None else None
+        wins = math.fsum(win_chances(v, left, lead, model, plies))
         out.append(
             CandidateStats(
                 candidate.notation,
@@ -288,6 +283,22 @@ def summarize(
     if rank == "win":
         return sorted(out, key=lambda s: (s.pruned, -s.win_rate, -s.mean))
     return sorted(out, key=lambda s: (s.pruned, -s.mean))
+
+
+def win_chances(
+    values: Sequence[float],
+    unplayed: Sequence[int] | None,
+    lead: int,
+    model: WinModel | None,
+    plies: int,
+) -> list[float]:
+    """Each playout's chance of winning: the model's, from the lead where it stopped, the
+    tiles still unplayed and who is on turn (the candidate and `plies` moves: ours again
+    when `plies` is odd); without a model, 1 ahead, 0.5 level, 0 behind."""
+    if model is not None and unplayed is not None:
+        on_turn = plies % 2 == 1
+        return [model.after(lead + x, n, on_turn) for x, n in zip(values, unplayed, strict=True)]
+    return [1.0 if lead + x > 0 else 0.5 if lead + x == 0 else 0.0 for x in values]
 
 
 def prune(
@@ -359,16 +370,26 @@ class Simulation:
                 ends[c].extend(left)
             return values
 
-        values, alive = self.rounds(play_round)
-        pruned = [not a for a in alive]
         model = model_for(solver.rules)
+
+        def chances(c: int, v: list[float]) -> list[float]:
+            return win_chances(v, ends[c], lead, model, self.plies)
+
+        values, alive = self.rounds(play_round, chances)
+        pruned = [not a for a in alive]
         return summarize(chosen, values, lead, pruned, ends, model, self.plies, self.rank)
 
-    def rounds(self, play_round: PlayRound) -> tuple[list[list[float]], list[bool]]:
+    def rounds(
+        self,
+        play_round: PlayRound,
+        chances: Callable[[int, list[float]], list[float]] | None = None,
+    ) -> tuple[list[list[float]], list[bool]]:
         """The schedule every way of running a simulation follows (here, or split into
         jobs by anchor.client.simulation), so all prune the same candidates at the same
         moment: rounds of `round_size` iterations over the candidates still alive (all of
-        them in the first round, which tells how many there are), pruned after each."""
+        them in the first round, which tells how many there are), pruned after each on
+        what the simulation ranks by: the values, or with rank="win" `chances(c, values)`,
+        candidate c's chance of winning in each of its playouts so far."""
         values: list[list[float]] | None = None
         alive: list[bool] = []
         for start in range(0, self.iterations, self.round_size):
@@ -381,7 +402,10 @@ class Simulation:
                 for c, vals in zip(live, got, strict=True):
                     values[c].extend(vals)
             if self.confidence is not None and sum(alive) > 1:
-                alive = prune(values, alive, self.confidence)
+                measured = values
+                if self.rank == "win" and chances is not None:
+                    measured = [chances(c, v) for c, v in enumerate(values)]
+                alive = prune(measured, alive, self.confidence)
             if sum(alive) <= 1:
                 break
         return values or [], alive

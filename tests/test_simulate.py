@@ -28,6 +28,7 @@ from anchor.engine.simulate import (
     prune,
     summarize,
     unseen_tiles,
+    win_chances,
 )
 
 from .conftest import data_path
@@ -137,6 +138,25 @@ def test_ranking_by_chance_of_winning():
     assert [s.notation for s in dropped] == ["a", "b"]  # a dropped play stays last
     with pytest.raises(InputError, match="rank must be one of spread, win"):
         summarize(chosen, values, rank="wins")
+
+
+def test_a_simulation_ranking_by_win_prunes_by_win():
+    """The rounds drop what falls behind on the statistic ranked by: behind by 10, a
+    play that always ties loses to one that wins three times in four when ranking by
+    chance of winning, and the other way round by spread."""
+    pattern = {0: [10.0], 1: [12.0, 12.0, 12.0, -100.0]}
+
+    def play_round(iterations, live):
+        return [[pattern[c][i % len(pattern[c])] for i in iterations] for c in live or (0, 1)]
+
+    def chances(c, v):
+        return win_chances(v, None, -10, None, 2)
+
+    for rank, survivor in (("spread", 0), ("win", 1)):
+        settings = Simulation(iterations=400, round_size=40, confidence=0.99, rank=rank)
+        values, alive = settings.rounds(play_round, chances)
+        assert [i for i, ok in enumerate(alive) if ok] == [survivor]
+        assert len(values[0]) == len(values[1]) == 40  # decided after the first round
 
 
 @pytest.mark.parametrize("rank", RANKS)
@@ -648,7 +668,7 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
         tables[0][1].split()[1] + " " + tables[0][1].split()[2]
     ]
     assert all(0 <= r["win_rate"] <= 1 and r["iterations"] >= 1 for r in rows)
-    assert main([*argv, "--json", "--rank-by", "win", "--confidence", "0"]) == 0
+    assert main([*argv, "--json", "--sim-rank", "win", "--confidence", "0"]) == 0
     rows = json.loads(capsys.readouterr().out)
     keys = [(-r["win_rate"], -r["mean"]) for r in rows]
     assert keys == sorted(keys) and len(rows) == 4

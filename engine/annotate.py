@@ -11,7 +11,7 @@ from operator import neg
 
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
-from .legality import check_rack
+from .legality import check_rack, unseen_counts
 from .notation import parse_rack
 from .simulate import Candidate, Simulation
 from .solver import Solver
@@ -132,14 +132,14 @@ def _alternatives(
         moves = solver.generate_moves(turn.board, rack, budget=seconds)
     scores = moves.scores()
     best = moves.fields(lists=True, first=top)
-    best_score = max(scores) if scores else 0
+    best_score = (scores[0] if leaves is None else max(scores)) if scores else 0  # ranked
     made = entry["score"]
     legal = entry.get("kind") != PLAY or (
         not entry["invalid_words"] and _generated(moves, scores, turn.play.placed, made)
     )
     extra: dict = {
         "rank_by": "score",
-        "unseen": _unseen(solver.rules, turn.board.tiles(), _letters(solver.rules, tiles)),
+        "unseen": _unseen(turn.board, tiles),
     }
     kept = leave_kept(turn, solver.rules)
     if kept is not None:
@@ -219,7 +219,7 @@ def _generated(moves, scores: list[int], placed, score: int) -> bool:
             i = scores.index(score, i + 1)
         except ValueError:
             return False
-        if frozenset(moves[i].placed) == want:
+        if frozenset(moves.placed(i)) == want:
             return True
 
 
@@ -238,14 +238,13 @@ def _letters(rules, tiles) -> str:
     )
 
 
-def _unseen(rules, on_board: Counter, rack: str) -> str:
+def _unseen(board, rack: list[int]) -> str:
     """The tiles the player to move cannot see (the bag and the other racks): the full set
     less the board and the rack, in alphabet order, blanks last."""
-    left = Counter({ch: n for ch, n in rules.counts.items()})
-    left["?"] = rules.blanks
-    left -= on_board
-    left -= Counter(rack)
-    return "".join(ch * left[ch] for ch in rules.alphabet) + "?" * left["?"]
+    left = unseen_counts(board, rack, strict=False)
+    return "".join(ch * n for ch, n in zip(board.rules.alphabet, left[1:], strict=True)) + (
+        "?" * left[0]
+    )
 
 
 def _summary(players: list[dict], turns: list[dict]) -> list[dict]:

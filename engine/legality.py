@@ -8,6 +8,7 @@ centre square, as every legal sequence of plays leaves them.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 
@@ -27,6 +28,12 @@ def _supply(rules: Ruleset, tile: int) -> int:
     return rules.blanks if tile == 0 else rules.counts[rules.alphabet[tile - 1]]
 
 
+@functools.cache
+def _supplies(rules: Ruleset) -> tuple[int, ...]:
+    """The set's count of every tile, by number (blank = 0)."""
+    return tuple(_supply(rules, tile) for tile in range(rules.size + 1))
+
+
 def check_rack(rules: Ruleset, tiles: Iterable[int]) -> None:
     """InputError when the rack holds more of a tile (blank = 0) than the set has."""
     for tile, n in sorted(Counter(tiles).items()):
@@ -41,6 +48,25 @@ def board_tiles(board: Board) -> Counter[int]:
     """Tiles on the board by tile number; a blank (whatever it stands for) counts as 0."""
     counts, _stray = _census(board)
     return Counter({tile: n for tile, n in enumerate(counts) if n})
+
+
+def unseen_counts(board: Board, rack: Iterable[int] = (), strict: bool = True) -> list[int]:
+    """How many of each tile (by number, blank = 0) the player to move cannot see: the
+    set less the board and the rack. When those hold more of a tile than the set: an
+    InputError, or with strict=False none of it unseen (a game record's odd rack)."""
+    rules = board.rules
+    counts, _stray = _census(board)
+    left = [have - n for have, n in zip(_supplies(rules), counts, strict=False)]
+    for tile in rack:
+        left[tile] -= 1
+    if min(left) >= 0:
+        return left
+    if not strict:
+        return [max(0, n) for n in left]
+    extra = ", ".join(f"{-n} {_describe(rules, t)}" for t, n in enumerate(left) if n < 0)
+    raise InputError(
+        f"the board and rack hold more tiles than the {rules.name} set has: {extra} too many"
+    )
 
 
 def check_position(board: Board, rack: Iterable[int] = ()) -> None:

@@ -231,6 +231,16 @@ class MoveList(Sequence):
                 out.append(self._extra[-1 - slot].fields())
         return out
 
+    def placed(self, index: int) -> tuple[tuple[int, int, str], ...]:
+        """Entry `index`'s placed tiles (row, col, letter), without making a Move."""
+        slot = self._slot(range(len(self))[index])
+        if slot < 0:
+            return self._extra[-1 - slot].placed
+        if self._describe is None:
+            return fields(self.board, self._records, slot * RECORD.size)[6]
+        record = self._records[slot * RECORD.size : (slot + 1) * RECORD.size]
+        return self._describe(record, self.board.cells, cell_text(self.board.rules), False)[0][6]
+
     def scores(self) -> list[int]:
         """Every score, in list order, without making Move objects."""
         # the int32 score leads every record: read them as one strided view

@@ -32,6 +32,7 @@ from statistics import NormalDist
 
 from .board import Board, letter_cell
 from .errors import InputError, WorkLimitError
+from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .notation import parse_rack
 from .rules import BLANK, Ruleset
@@ -75,14 +76,9 @@ def unseen_tiles(rules: Ruleset, board: Board, rack: str) -> list[str]:
     """The tiles the player to move cannot see (the bag and the opponent's rack), in
     alphabet order, blanks last; InputError when board and rack use more tiles than the
     ruleset has."""
-    left = Counter({ch: n for ch, n in rules.counts.items()})
-    left[BLANK] = rules.blanks
-    used = board.tiles() + Counter(_letters(rules, parse_rack(rules, rack)))
-    over = used - left
-    if over:
-        raise InputError(f"board and rack hold more tiles than the ruleset has: {dict(over)}")
-    left -= used
-    return [ch for ch in (*rules.alphabet, BLANK) for _ in range(left[ch])]
+    left = unseen_counts(board, parse_rack(rules, rack))
+    letters = [ch for ch, n in zip(rules.alphabet, left[1:], strict=True) for _ in range(n)]
+    return letters + [BLANK] * left[0]
 
 
 def candidates(solver: Solver, board: Board, rack: str, leaves, count: int) -> list[Candidate]:

@@ -210,6 +210,10 @@ def test_fields_read_the_records_as_moves_do():
             (m.notation, m.score, m.row, m.col, m.direction, m.word, m.placed) for m in moves
         ]
         assert moves.fields() == expected and len(expected) == len(moves) > 0
+        assert [moves.placed(i) for i in range(len(moves))] == [m.placed for m in moves]
+        assert moves.placed(-1) == moves[-1].placed
+        with pytest.raises(IndexError):
+            moves.placed(len(moves))
 
 
 @pytest.mark.parametrize("rack", ["IIUUVVW", "QU?", "AEINRST", "UUUVWWY"])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anchor.engine import Board, InputError, Ruleset, _movegen
-from anchor.engine.legality import check_connected, check_position
+from anchor.engine.legality import check_connected, check_position, unseen_counts
 
 ENGLISH = Ruleset.load("english")
 
@@ -65,3 +65,20 @@ def test_supply_counts_blanks_and_the_rack():
         _movegen.board_census(bytes(225), 15, 14, 0)
     with pytest.raises(ValueError, match="cell 3 holds invalid byte 64"):
         _movegen.board_census(bytes([0, 0, 0, 64]) + bytes(221), 15, 15, 112)
+
+
+def test_unseen_tiles_are_the_set_less_board_and_rack():
+    """What the player to move cannot see, by tile number: a blank on the board counts
+    as a blank whatever it stands for; too many of a tile is an error, or with
+    strict=False (a game record's odd rack) none of it unseen."""
+    cells = bytearray(225)
+    cells[7 * 15 + 7] = 0x80 | 1  # a blank standing for A
+    cells[7 * 15 + 8] = 1
+    board = Board(ENGLISH, bytes(cells))
+    left = unseen_counts(board, [1, 1, 0, 26])
+    assert left[0] == 0 and left[1] == 9 - 3 and left[26] == 0 and left[2] == 2
+    assert sum(left) == 100 - 6
+    with pytest.raises(InputError, match="more tiles than the english set has: 1 blanks"):
+        unseen_counts(board, [0, 0])
+    assert unseen_counts(board, [0, 0, 26, 26], strict=False)[0] == 0
+    assert unseen_counts(board, [0, 0, 26, 26], strict=False)[26] == 0

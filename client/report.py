@@ -6,12 +6,14 @@ and SVG, no scripts, no external assets, so a page opens offline."""
 
 from __future__ import annotations
 
+import functools
 from html import escape
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from anchor.engine import Board, Ruleset
+from anchor.engine.board import cell_letter
 
 CELL = 26
 PREMIUM_FILL = {
@@ -46,65 +48,107 @@ _ENV = Environment(
 )
 
 
-def board_svg(rules: Ruleset, cgp: str, made: list, best: list) -> str:
-    """The board before a turn, the tiles of the play made filled in amber and the best
-    play's tiles outlined in green (both shown where they coincide)."""
-    board = Board.from_cgp(rules, cgp)
+PAD = 18  # room for the row and column labels
+
+
+@functools.cache
+def _frame(rules: Ruleset) -> tuple[str, tuple[str, ...]]:
+    """What every board of a ruleset draws the same: the opening with the row and column
+    labels, and each square as it looks empty (premium colour and label), by cell."""
     rows, cols = rules.rows, rules.cols
-    pad = 18
-    w, h = pad + cols * CELL + 2, pad + rows * CELL + 2
+    w, h = PAD + cols * CELL + 2, PAD + rows * CELL + 2
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
         f'viewBox="0 0 {w} {h}" role="img" aria-label="board">'
     ]
     for c in range(cols):
         out.append(
-            f'<text x="{pad + c * CELL + CELL / 2}" y="12" font-size="10" '
+            f'<text x="{PAD + c * CELL + CELL / 2}" y="12" font-size="10" '
             f'text-anchor="middle">{chr(65 + c)}</text>'
         )
     for r in range(rows):
         out.append(
-            f'<text x="9" y="{pad + r * CELL + CELL / 2 + 4}" font-size="10" '
+            f'<text x="9" y="{PAD + r * CELL + CELL / 2 + 4}" font-size="10" '
             f'text-anchor="middle">{r + 1}</text>'
         )
-    made_at = {(r, c): ch for r, c, ch in made}
-    best_at = {(r, c): ch for r, c, ch in best}
+    empty = []
     for r in range(rows):
         for c in range(cols):
-            x, y = pad + c * CELL, pad + r * CELL
-            letter = board.letter_at(r, c)
-            fill = PREMIUM_FILL[rules.premiums[r][c]]
-            if letter:
-                fill = "#e9c98f"
-            if (r, c) in made_at:
-                fill, letter = "#ffc928", made_at[(r, c)]
-            out.append(
-                f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" '
-                f'stroke="#fff" stroke-width="1"/>'
-            )
+            x, y = PAD + c * CELL, PAD + r * CELL
+            square = _square(x, y, PREMIUM_FILL[rules.premiums[r][c]])
             label = PREMIUM_LABEL.get(rules.premiums[r][c])
-            if label and not letter and (r, c) not in best_at:
-                out.append(
+            if label:
+                square += (
                     f'<text x="{x + CELL / 2}" y="{y + CELL / 2 + 3}" font-size="8" '
                     f'text-anchor="middle" fill="#333" opacity="0.75">{label}</text>'
                 )
-            if (r, c) in best_at:
-                out.append(
-                    f'<rect x="{x + 2}" y="{y + 2}" width="{CELL - 4}" height="{CELL - 4}" '
-                    f'fill="none" stroke="#1b7f2a" stroke-width="2.5" stroke-dasharray="4 2"/>'
-                )
-                if letter is None:
-                    letter = best_at[(r, c)]
-                    out.append(_letter(x, y, letter, "#1b7f2a"))
-                    continue
-            if letter:
-                out.append(_letter(x, y, letter, "#7a1f1f" if letter.islower() else "#222"))
-                if not letter.islower() and rules.values.get(letter):
-                    out.append(
-                        f'<text x="{x + CELL - 3}" y="{y + CELL - 3}" font-size="7" '
-                        f'text-anchor="end" fill="#444">{rules.values[letter]}</text>'
-                    )
+            empty.append(square)
+    return "".join(out), tuple(empty)
+
+
+def _square(x: int, y: int, fill: str) -> str:
+    return (
+        f'<rect x="{x}" y="{y}" width="{CELL}" height="{CELL}" fill="{fill}" '
+        f'stroke="#fff" stroke-width="1"/>'
+    )
+
+
+def board_svg(rules: Ruleset, cgp: str, made: list, best: list) -> str:
+    """The board before a turn, the tiles of the play made filled in amber and the best
+    play's tiles outlined in green (both shown where they coincide)."""
+    board = Board.from_cgp(rules, cgp)
+    opening, empty = _frame(rules)
+    out = [opening]
+    made_at = {(r, c): ch for r, c, ch in made}
+    best_at = {(r, c): ch for r, c, ch in best}
+    cells, cols = board.cells, rules.cols
+    for idx, cell in enumerate(cells):
+        at = divmod(idx, cols)
+        if at in made_at or at in best_at:
+            out.append(_square_svg(rules, idx, cell, made_at.get(at), best_at.get(at)))
+        elif cell:
+            out.append(_square_svg(rules, idx, cell, None, None))
+        else:
+            out.append(empty[idx])
     out.append("</svg>")
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _square_svg(rules: Ruleset, idx: int, cell: int, made: str | None, best: str | None) -> str:
+    """One square: its premium, or the tile on it (`cell`), or the tile the play made puts
+    there; outlined when the best play puts a tile there. The same few hundred squares
+    recur on every board of a game, hence the cache."""
+    r, c = divmod(idx, rules.cols)
+    x, y = PAD + c * CELL, PAD + r * CELL
+    letter = cell_letter(rules, cell) if cell else None
+    fill = PREMIUM_FILL[rules.premiums[r][c]]
+    if letter:
+        fill = "#e9c98f"
+    if made is not None:
+        fill, letter = "#ffc928", made
+    out = [_square(x, y, fill)]
+    label = PREMIUM_LABEL.get(rules.premiums[r][c])
+    if label and not letter and best is None:
+        out.append(
+            f'<text x="{x + CELL / 2}" y="{y + CELL / 2 + 3}" font-size="8" '
+            f'text-anchor="middle" fill="#333" opacity="0.75">{label}</text>'
+        )
+    if best is not None:
+        out.append(
+            f'<rect x="{x + 2}" y="{y + 2}" width="{CELL - 4}" height="{CELL - 4}" '
+            f'fill="none" stroke="#1b7f2a" stroke-width="2.5" stroke-dasharray="4 2"/>'
+        )
+        if letter is None:
+            out.append(_letter(x, y, best, "#1b7f2a"))
+            return "".join(out)
+    if letter:
+        out.append(_letter(x, y, letter, "#7a1f1f" if letter.islower() else "#222"))
+        if not letter.islower() and rules.values.get(letter):
+            out.append(
+                f'<text x="{x + CELL - 3}" y="{y + CELL - 3}" font-size="7" '
+                f'text-anchor="end" fill="#444">{rules.values[letter]}</text>'
+            )
     return "".join(out)
 
 

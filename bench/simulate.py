@@ -61,22 +61,25 @@ def main() -> None:
         print(f"P{n:<8} {rate:>10,.0f}  {rate / len(stats):>12,.1f}  {other}")
 
     cgp = BENCH[0]
-    big = Simulation(candidates=15, plies=2, iterations=240, confidence=None, round_size=240)
+    total = 480
+    big = Simulation(candidates=15, plies=2, iterations=total, confidence=None, round_size=total)
     job = SimulationJob(cgp, lexicon="twl06", leaves="twl06")
     registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
     started = time.perf_counter()
-    local = simulate(AnalysisClient(registry=registry), job, big, per_job=20)
+    local = simulate(AnalysisClient(registry=registry, threads=1), job, big, per_job=40)
     base = time.perf_counter() - started
-    print(f"\n240 iterations of P1: in-process {base:.2f} s")
+    print(f"\n{total} iterations of P1 in jobs of 40: in-process, one thread, {base:.2f} s")
+    times = {}
     for count in (1, 2):
         extra = ("--leaves", f"twl06={KLV2}")
         with fleet(f"sim{count}", count, extra=extra) as url:
             client = AnalysisClient(url, queue=f"sim{count}", job_timeout=600)
             started = time.perf_counter()
-            merged = simulate(client, job, big, per_job=20)
-            elapsed = time.perf_counter() - started
+            merged = simulate(client, job, big, per_job=40)
+            times[count] = elapsed = time.perf_counter() - started
         assert merged == local, "the fleet's answer differs from the in-process one"
         print(f"  {count} worker(s): {elapsed:.2f} s (x{base / elapsed:.2f} of in-process)")
+    print(f"  speed-up of 2 workers over 1: x{times[1] / times[2]:.2f}")
 
 
 def magpie_rates(lines: list[str], iterations: int) -> tuple[list[float] | None, str]:

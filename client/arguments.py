@@ -40,8 +40,9 @@ def positive(text: str) -> int:
     return value
 
 
-def threads_option(parser) -> None:
-    """--threads: how many jobs an in-process run does at once."""
+def threads_option(parser, processes: bool = False) -> None:
+    """--threads: how many jobs an in-process run does at once; with processes=True also
+    --processes/--no-processes (on by default), for work that is half Python."""
     parser.add_argument(
         "--threads",
         type=positive,
@@ -49,6 +50,14 @@ def threads_option(parser) -> None:
         help="in-process (no Redis URL): jobs run at once on this many threads (default: one "
         "per core; the C core runs without the GIL); the answers are the same for any number",
     )
+    if processes:
+        parser.add_argument(
+            "--processes",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="in-process, run the --threads jobs in forked processes rather than threads "
+            "(Linux; this work is half Python, which threads take turns at)",
+        )
 
 
 def threads_for(args, redis_url: str | None) -> int:

@@ -447,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
-    threads_option(p)
+    threads_option(p, processes=True)
     p.set_defaults(func=cmd_selfplay)
 
     p = sub.add_parser(
@@ -484,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative, default=1, help="the simulations' seed (1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."
-    threads_option(p)
+    threads_option(p, processes=True)
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
     p.add_argument("--timeout", type=float, default=7200)
-    threads_option(p)
+    threads_option(p, processes=True)
     p.set_defaults(func=cmd_train_leaves)
 
     # The worker is its own program (anchor.worker, also installed as anchor-worker): main()

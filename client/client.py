@@ -7,8 +7,9 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_all_start_methods, get_context
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ResponseError
@@ -84,8 +85,10 @@ class AnalysisClient:
 
     redis_url None -> embedded: requests run in this process on lexica found like the
     CLI finds them, `threads` of them at a time in analyze_many (the C core releases the
-    GIL, so simulations and big searches use every core). Otherwise jobs go to the RQ
-    queue `queue` with a timeout and retries.
+    GIL, so simulations and big searches use every core); with processes=True on threads
+    forked processes instead (Linux), for work that is half Python (annotation, self-play),
+    which threads cannot run at once. Otherwise jobs go to the RQ queue `queue` with a
+    timeout and retries.
     """
 
     def __init__(
@@ -98,12 +101,14 @@ class AnalysisClient:
         registry: LexiconRegistry | None = None,
         connection=None,
         threads: int = 1,
+        processes: bool = False,
     ):
         if not (isinstance(job_timeout, int | float) and job_timeout > 0):
             raise ValueError(f"job_timeout must be a number of seconds > 0, not {job_timeout!r}")
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
             raise ValueError(f"threads must be a whole number 1..256, not {threads!r}")
         self.threads = threads  # embedded: requests analyze_many runs at once
+        self.processes = processes and threads > 1 and "fork" in get_all_start_methods()
         self._warm = False  # embedded: whether a request has run (and loaded its lexica)
         self.redis_url = redis_url
         self.job_timeout = job_timeout
@@ -195,7 +200,16 @@ class AnalysisClient:
             for payload in first:
                 out.append(self._run_local(payload))
                 bar and bar.step(1, out[-1:])
-            if rest:
+            if rest and self.processes:
+                global _FORKED  # noqa: PLW0603 - what the forked children inherit
+                _FORKED = self
+                context = get_context("fork")
+                with ProcessPoolExecutor(self.threads, mp_context=context) as pool:
+                    for result in pool.map(_run_forked, rest, chunksize=1):
+                        out.append(result)
+                        bar and bar.step(1, [result])
+                _FORKED = None
+            elif rest:
                 with ThreadPoolExecutor(self.threads) as pool:
                     for result in pool.map(self._run_local, rest):
                         out.append(result)
@@ -285,6 +299,15 @@ class AnalysisClient:
             return run_request(p.decode_request(payload, p.Limits.unbounded()), self.registry)
         except p.ProtocolError as exc:
             return exc.to_result()
+
+
+_FORKED: AnalysisClient | None = None  # the embedded client whose processes are running
+
+
+def _run_forked(payload: bytes) -> dict:
+    """One request in a forked process, on the lexica its parent had already opened."""
+    assert _FORKED is not None
+    return _FORKED._run_local(payload)  # noqa: SLF001 - the same client, forked
 
 
 class Progress:

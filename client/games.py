@@ -30,6 +30,7 @@ def cmd_selfplay(args) -> int:
         queue=args.queue,
         job_timeout=max(60, 5 * args.per_job),
         threads=threads_for(args, redis_url),
+        processes=args.processes,
     )
     requests = [
         protocol.SelfPlayRequest(
@@ -119,7 +120,11 @@ def cmd_train_leaves(args) -> int:
     rules = Ruleset.load(args.ruleset)
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(
-        redis_url, queue=args.queue, job_timeout=600, threads=threads_for(args, redis_url)
+        redis_url,
+        queue=args.queue,
+        job_timeout=600,
+        threads=threads_for(args, redis_url),
+        processes=args.processes,
     )
 
     def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool, model):
@@ -223,7 +228,11 @@ def cmd_annotate(args) -> int:
 
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(
-        redis_url, queue=args.queue, job_timeout=300, threads=threads_for(args, redis_url)
+        redis_url,
+        queue=args.queue,
+        job_timeout=300,
+        threads=threads_for(args, redis_url),
+        processes=args.processes,
     )
     started = time.perf_counter()
     bar = PositionProgress(len(requests), what="games") if not args.quiet else False

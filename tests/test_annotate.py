@@ -273,3 +273,31 @@ def test_annotation_with_leaves_reports_equity_given_up(solver):
     assert first["equity_given_up"] == pytest.approx(
         sum(t.get("equity_given_up", 0) for t in annotation["turns"] if t["player"] == 0), abs=0.05
     )
+
+
+def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):
+    """Embedded analyze_many on forked processes (annotation is half Python, which
+    threads take turns at) returns what one thread returns, in request order; a bad record
+    among them is still its own error result."""
+    from anchor.client import protocol as p
+    from anchor.client.analysis import LexiconRegistry
+    from anchor.client.client import AnalysisClient
+
+    from .service import TWL06
+
+    names = ["doug_v_emely.gcg", "guy_vs_bot.gcg", "incomplete.gcg"]
+    texts = [game_path(n).read_text() for n in names]
+    requests = [p.AnnotateRequest(t, lexicon="twl06", top=3) for t in [*texts, "not a game"]]
+
+    def answers(**kwargs) -> list:
+        client = AnalysisClient(registry=LexiconRegistry({"twl06": str(TWL06)}), **kwargs)
+        assert client.processes == (kwargs.get("processes", False) and kwargs["threads"] > 1)
+        return [
+            p.annotation_of(r) if r["ok"] else r["error"]["code"]
+            for r in client.analyze_many(requests)
+        ]
+
+    one = answers(threads=1)
+    assert one == answers(threads=2, processes=True) == answers(threads=3, processes=True)
+    assert one[-1] == p.BAD_GAME and all(isinstance(a, dict) for a in one[:-1])
+    assert not AnalysisClient(registry=LexiconRegistry(), threads=1, processes=True).processes

@@ -3,11 +3,13 @@ in-process otherwise (embedded mode), with the same requests and the same answer
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 
@@ -201,14 +203,9 @@ class AnalysisClient:
                 out.append(self._run_local(payload))
                 bar and bar.step(1, out[-1:])
             if rest and self.processes:
-                global _FORKED  # noqa: PLW0603 - what the forked children inherit
-                _FORKED = self
-                context = get_context("fork")
-                with ProcessPoolExecutor(self.threads, mp_context=context) as pool:
-                    for result in pool.map(_run_forked, rest, chunksize=1):
-                        out.append(result)
-                        bar and bar.step(1, [result])
-                _FORKED = None
+                for result in self._run_in_processes(rest):
+                    out.append(result)
+                    bar and bar.step(1, [result])
             elif rest:
                 with ThreadPoolExecutor(self.threads) as pool:
                     for result in pool.map(self._run_local, rest):
@@ -293,6 +290,27 @@ class AnalysisClient:
         text = (result.exc_string or "").strip()
         raise ServiceError(f"job {job_id} failed in the worker: {text[-500:]}", failure_code(text))
 
+    def _run_in_processes(self, payloads: list[bytes]) -> Iterator[dict]:
+        """Results of `payloads`, in order, from `threads` forked children that inherit this
+        client (and the lexica it has opened). Children ignore Ctrl-C: the parent cancels
+        what has not started and waits only for the jobs running. A child that dies (killed,
+        or out of memory) is a ServiceError, not a traceback."""
+        global _FORKED  # noqa: PLW0603 - what the forked children inherit
+        _FORKED = self
+        pool = ProcessPoolExecutor(
+            self.threads, mp_context=get_context("fork"), initializer=_ignore_interrupts
+        )
+        try:
+            yield from pool.map(_run_forked, payloads)
+        except BrokenProcessPool:
+            raise ServiceError(
+                "a process running the jobs died (killed, or out of memory?); "
+                "run again, with fewer --threads or --no-processes"
+            ) from None
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            _FORKED = None
+
     def _run_local(self, payload: bytes) -> dict:
         self._warm = True
         try:
@@ -302,6 +320,10 @@ class AnalysisClient:
 
 
 _FORKED: AnalysisClient | None = None  # the embedded client whose processes are running
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_forked(payload: bytes) -> dict:

@@ -301,3 +301,33 @@ def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):
     assert one == answers(threads=2, processes=True) == answers(threads=3, processes=True)
     assert one[-1] == p.BAD_GAME and all(isinstance(a, dict) for a in one[:-1])
     assert not AnalysisClient(registry=LexiconRegistry(), threads=1, processes=True).processes
+
+
+def test_a_forked_process_that_dies_is_a_clear_error(monkeypatch):
+    """A child killed mid-job (here it exits at once) ends analyze_many with a
+    ServiceError saying what happened, and the pool is gone: no hang, no traceback."""
+    import os
+
+    from anchor.client import protocol as p
+    from anchor.client.analysis import LexiconRegistry
+    from anchor.client.client import AnalysisClient, ServiceError
+
+    from .service import TWL06
+
+    client = AnalysisClient(
+        registry=LexiconRegistry({"twl06": str(TWL06)}), threads=2, processes=True
+    )
+    real = client._run_local
+
+    def dies_on_the_third(payload):
+        if payload == b"die":
+            os._exit(9)
+        return real(payload)
+
+    monkeypatch.setattr(client, "_run_local", dies_on_the_third)
+    game = p.encode_request(
+        p.AnnotateRequest(game_path("doug_v_emely.gcg").read_text(), lexicon="twl06")
+    )
+    with pytest.raises(ServiceError, match="a process running the jobs died"):
+        client.analyze_many([game, game, b"die", game])
+    assert [r["ok"] for r in client.analyze_many([game, game])] == [True, True]

@@ -330,6 +330,10 @@ class Simulation:
     confidence: float | None = 0.99  # None: never stop early
     rank: str = "spread"  # or "win": the win model's chance, given the lead (summarize)
 
+    def __post_init__(self) -> None:
+        if self.rank not in RANKS:
+            raise InputError(f"rank must be one of {', '.join(RANKS)}, not {self.rank!r}")
+
     def run(
         self,
         solver: Solver,

@@ -138,6 +138,8 @@ def test_ranking_by_chance_of_winning():
     assert [s.notation for s in dropped] == ["a", "b"]  # a dropped play stays last
     with pytest.raises(InputError, match="rank must be one of spread, win"):
         summarize(chosen, values, rank="wins")
+    with pytest.raises(InputError, match="rank must be one of spread, win, not 'best'"):
+        Simulation(rank="best")
 
 
 def test_a_simulation_ranking_by_win_prunes_by_win():

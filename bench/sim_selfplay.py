@@ -1,8 +1,9 @@
 """Does simulating pay? The simulating player against the static equity player in
 self-play, seats alternating, with the win rate's 95% interval and the mean spread.
 
-Usage: python bench/sim_selfplay.py [GAMES] [ITERATIONS] [FIRST SEED] [RANK]  (40, 60, 1, spread)
-RANK: what the simulating player ranks by, "spread" or "win" (engine.simulate.RANKS).
+Usage: python bench/sim_selfplay.py [GAMES] [ITERATIONS] [FIRST SEED] [RANK] [CONFIDENCE]
+(40, 60, 1, spread, 0.95). RANK: what the simulating player ranks by, "spread" or "win"
+(engine.simulate.RANKS); CONFIDENCE: of its early stop, "none" for every iteration.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ def main() -> None:
     iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     first = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     rank = sys.argv[4] if len(sys.argv) > 4 else "spread"
+    stop = sys.argv[5] if len(sys.argv) > 5 else "0.95"
+    confidence = None if stop == "none" else float(stop)
     settings = Simulation(candidates=10, plies=2, iterations=iterations, round_size=20,
-                          confidence=0.95, rank=rank)  # fmt: skip
-    header(f"sim player (10 candidates, 2 plies, {iterations} iterations, by {rank}) "
-           "vs equity player")  # fmt: skip
+                          confidence=confidence, rank=rank)  # fmt: skip
+    header(f"sim player (10 candidates, 2 plies, {iterations} iterations, by {rank}, "
+           f"early stop {stop}) vs equity player")  # fmt: skip
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(TWL06, rules), rules)
     leaves = Leaves.open(KLV2, rules)

@@ -235,7 +235,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
                     iterations=request.sim_iterations,
                     seed=request.seed,
                     round_size=max(1, min(100, request.sim_iterations // 4)),
-                    rank=request.sim_rank,
+                    rank=request.sim_rank_by,
                 )
             annotation = annotate_game(game, solver, request.top, leaves, deadline.budget, sim)
         except InputError as exc:
@@ -435,7 +435,7 @@ def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=Non
             seed=seed,
             round_size=max(1, min(100, request.sim_iterations // 5)),
             confidence=0.95,
-            rank=request.sim_rank,
+            rank=request.sim_rank_by,
         )
         return SimPlayer(leaves, settings, budget)
     return Greedy()

@@ -158,7 +158,7 @@ def _simulate(args) -> int:
         iterations=args.iterations,
         seed=args.seed,
         confidence=args.confidence or None,
-        rank=args.sim_rank,
+        rank=args.sim_rank_by,
     )
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
@@ -332,11 +332,11 @@ def _read_text(path: str, what: str) -> str:
 
 
 def _sim_shape(p: argparse.ArgumentParser) -> None:
-    """--sim-candidates, --sim-plies and --sim-rank, as selfplay and annotate take them."""
+    """--sim-candidates, --sim-plies and --sim-rank-by, as selfplay and annotate take them."""
     p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
     p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
     p.add_argument(
-        "--sim-rank",
+        "--sim-rank-by",
         choices=RANKS,
         default="spread",
         help="simulated plays rank by mean spread (spread) or by chance of winning (win)",
@@ -405,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
     )
     sim.add_argument(
-        "--sim-rank",
+        "--sim-rank-by",
         choices=RANKS,
         default="spread",
         help="order the plays by mean spread (spread), or by chance of winning given the "

@@ -46,7 +46,7 @@ def cmd_selfplay(args) -> int:
             sim_iterations=args.sim_iterations,
             sim_candidates=args.sim_candidates,
             sim_plies=args.sim_plies,
-            sim_rank=args.sim_rank,
+            sim_rank_by=args.sim_rank_by,
         )
         for start in range(0, args.games, args.per_job)
     ]
@@ -210,7 +210,7 @@ def cmd_annotate(args) -> int:
                 args.sim_candidates,
                 args.sim_plies,
                 args.seed,
-                args.sim_rank,
+                args.sim_rank_by,
             )  # fmt: skip
         )
         pending.append(name)

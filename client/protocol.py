@@ -173,7 +173,7 @@ class SelfPlayRequest:
     sim_iterations: int = 100  # for "sim" players: iterations a turn,
     sim_candidates: int = 10  # candidates simulated,
     sim_plies: int = 2  # moves played on,
-    sim_rank: str = "spread"  # and what they rank by (SIM_RANKS)
+    sim_rank_by: str = "spread"  # and what they rank by (SIM_RANKS)
 
 
 MAX_GAMES = 100  # per self-play job
@@ -192,7 +192,7 @@ class AnnotateRequest:
     sim_candidates: int = 10
     sim_plies: int = 2
     seed: int = 1
-    sim_rank: str = "spread"  # what the simulated rows rank by (SIM_RANKS)
+    sim_rank_by: str = "spread"  # what the simulated rows rank by (SIM_RANKS)
 
 
 MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn
@@ -263,12 +263,12 @@ _SELFPLAY = {
     "sim_iterations",
     "sim_candidates",
     "sim_plies",
-    "sim_rank",
+    "sim_rank_by",
 }
 POLICIES = ("score", "equity", "sim")
 _ANNOTATE = {
     "v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves",
-    "sim_iterations", "sim_candidates", "sim_plies", "seed", "sim_rank",
+    "sim_iterations", "sim_candidates", "sim_plies", "seed", "sim_rank_by",
 }  # fmt: skip
 _SIMULATE = {
     "v", "kind", "ruleset", "lexicon", "leaves", "cgp", "rack", "candidates", "plies",
@@ -323,8 +323,8 @@ def encode_request(
                 sim_plies=request.sim_plies,
                 seed=request.seed,
             )
-            if request.sim_rank != "spread":
-                out["sim_rank"] = request.sim_rank
+            if request.sim_rank_by != "spread":
+                out["sim_rank_by"] = request.sim_rank_by
         return pack(out)
     if isinstance(request, SelfPlayRequest):
         out = {
@@ -352,8 +352,8 @@ def encode_request(
                 sim_candidates=request.sim_candidates,
                 sim_plies=request.sim_plies,
             )
-            if request.sim_rank != "spread":
-                out["sim_rank"] = request.sim_rank
+            if request.sim_rank_by != "spread":
+                out["sim_rank_by"] = request.sim_rank_by
         return pack(out)
     out: dict[str, Any] = {
         "v": VERSION,
@@ -480,7 +480,7 @@ def _annotate(obj: dict) -> AnnotateRequest:
         top,
         leaves,
         **sim,
-        sim_rank=_sim_rank(obj),
+        sim_rank_by=_sim_rank_by(obj),
     )
 
 
@@ -601,7 +601,7 @@ def _selfplay(obj: dict) -> SelfPlayRequest:
         alternate,
         tuple(float(x) for x in model),
         **sim,
-        sim_rank=_sim_rank(obj),
+        sim_rank_by=_sim_rank_by(obj),
     )
 
 
@@ -651,11 +651,11 @@ def _options(obj: dict) -> Options:
     return Options(**values)
 
 
-def _sim_rank(obj: dict) -> str:
-    rank = _get(obj, "sim_rank", str, "spread")
+def _sim_rank_by(obj: dict) -> str:
+    rank = _get(obj, "sim_rank_by", str, "spread")
     if rank not in SIM_RANKS:
         raise ProtocolError(
-            BAD_VALUE, f"'sim_rank' must be one of {', '.join(SIM_RANKS)}, not {rank!r}"
+            BAD_VALUE, f"'sim_rank_by' must be one of {', '.join(SIM_RANKS)}, not {rank!r}"
         )
     return rank
 

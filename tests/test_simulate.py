@@ -302,7 +302,7 @@ def test_annotate_with_simulation_through_the_protocol():
     assert result["ok"], result
     turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
     assert turns and all(t["sim"][t["sim_rank"] - 1][0] == t["played"] for t in turns)
-    by_win = replace(request, sim_rank="win", sim_iterations=8, sim_candidates=4)
+    by_win = replace(request, sim_rank_by="win", sim_iterations=8, sim_candidates=4)
     assert p.decode_request(p.encode_request(by_win)) == by_win
     result = AnalysisClient(registry=registry).analyze(by_win)
     turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
@@ -313,11 +313,11 @@ def test_annotate_with_simulation_through_the_protocol():
         assert all(a >= b - 0.0005 for a, b in zip(kept, kept[1:], strict=False))
         assert rows[t["sim_rank"] - 1][0] == t["played"]
     assert any(t["sim"][0][5] > t["sim"][1][5] for t in turns if not t["sim"][1][4])
-    for wrong in (p.AnnotateRequest(gcg, leaves="x", sim_iterations=2, sim_rank="most"),
-                  p.SelfPlayRequest(policies=("sim",), sim_rank="most")):  # fmt: skip
-        with pytest.raises(p.ProtocolError, match="'sim_rank' must be one of spread, win"):
+    for wrong in (p.AnnotateRequest(gcg, leaves="x", sim_iterations=2, sim_rank_by="most"),
+                  p.SelfPlayRequest(policies=("sim",), sim_rank_by="most")):  # fmt: skip
+        with pytest.raises(p.ProtocolError, match="'sim_rank_by' must be one of spread, win"):
             p.decode_request(p.encode_request(wrong))
-    play = p.SelfPlayRequest(policies=("sim", "equity"), leaves="twl06", sim_rank="win")
+    play = p.SelfPlayRequest(policies=("sim", "equity"), leaves="twl06", sim_rank_by="win")
     assert p.decode_request(p.encode_request(play)) == play
 
 
@@ -670,7 +670,7 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
         tables[0][1].split()[1] + " " + tables[0][1].split()[2]
     ]
     assert all(0 <= r["win_rate"] <= 1 and r["iterations"] >= 1 for r in rows)
-    assert main([*argv, "--json", "--sim-rank", "win", "--confidence", "0"]) == 0
+    assert main([*argv, "--json", "--sim-rank-by", "win", "--confidence", "0"]) == 0
     rows = json.loads(capsys.readouterr().out)
     keys = [(-r["win_rate"], -r["mean"]) for r in rows]
     assert keys == sorted(keys) and len(rows) == 4

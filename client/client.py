@@ -295,10 +295,8 @@ class AnalysisClient:
         client (and the lexica it has opened). Children ignore Ctrl-C: the parent cancels
         what has not started and waits only for the jobs running. A child that dies (killed,
         or out of memory) is a ServiceError, not a traceback."""
-        global _FORKED  # noqa: PLW0603 - what the forked children inherit
-        _FORKED = self
         pool = ProcessPoolExecutor(
-            self.threads, mp_context=get_context("fork"), initializer=_ignore_interrupts
+            self.threads, mp_context=get_context("fork"), initializer=_adopt, initargs=(self,)
         )
         try:
             yield from pool.map(_run_forked, payloads)
@@ -309,7 +307,6 @@ class AnalysisClient:
             ) from None
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            _FORKED = None
 
     def _run_local(self, payload: bytes) -> dict:
         self._warm = True
@@ -319,10 +316,15 @@ class AnalysisClient:
             return exc.to_result()
 
 
-_FORKED: AnalysisClient | None = None  # the embedded client whose processes are running
+_FORKED: AnalysisClient | None = None  # in a forked child: the client it runs jobs for
 
 
-def _ignore_interrupts() -> None:
+def _adopt(client: AnalysisClient) -> None:
+    """A forked child's start: the client it works for (handed over by fork, not pickled,
+    so two clients forking at once in one process each get their own), and Ctrl-C left to
+    the parent."""
+    global _FORKED  # noqa: PLW0603 - one client per child process
+    _FORKED = client
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

@@ -172,9 +172,10 @@ def _simulate(args) -> int:
         return 0
     done = sum(s.iterations for s in stats)
     where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
+    order = "by chance of winning" if args.sim_rank_by == "win" else "by mean spread"
     print(
-        f"{len(stats)} candidates, {args.plies} plies, {done:,} playouts in {elapsed:.2f} s "
-        f"({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
+        f"{len(stats)} candidates {order}, {args.plies} plies, {done:,} playouts in "
+        f"{elapsed:.2f} s ({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
     )
     width = max((len(s.notation) for s in stats), default=0)
     print(f"{'':>5}  {'play':<{width}}  score  equity   sim mean  ± s.e.   win%  iterations")

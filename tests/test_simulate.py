@@ -661,7 +661,7 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
     for threads in ("1", "2"):
         assert main([*argv, "--threads", threads]) == 0
         out = capsys.readouterr().out.splitlines()
-        assert f"{threads} thread" in out[0]
+        assert f"{threads} thread" in out[0] and "by mean spread" in out[0]
         tables.append(out[1:])
     assert tables[0] == tables[1]
     assert main([*argv, "--json"]) == 0

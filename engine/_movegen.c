@@ -1598,9 +1598,13 @@ static PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *k
             PyErr_Format(PyExc_ValueError, "describe: record %zd is not a play on this board", k);
             goto fail;
         }
+        /* notation: the coordinate, then each letter, board letters in parentheses */
+        char coord[16];
+        int n = m.dir ? snprintf(coord, sizeof coord, "%c%d ", 'A' + m.col, m.row + 1)
+                      : snprintf(coord, sizeof coord, "%d%c ", m.row + 1, 'A' + m.col);
         PyObject *word = PyList_New(m.len), *notation = PyList_New(0), *placed = PyList_New(0);
-        PyObject *entry = NULL;
-        int ok = word && notation && placed;
+        PyObject *head = PyUnicode_FromStringAndSize(coord, n), *entry = NULL;
+        int ok = word && notation && placed && head && PyList_Append(notation, head) == 0;
         int through = 0;
         for (int i = 0; ok && i < m.len; i++) {
             int at = m.row * r->cols + m.col + i * step;
@@ -1614,9 +1618,25 @@ static PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *k
             PyList_SET_ITEM(word, i, letter);
             if (tile) {
                 int row = m.dir ? m.row + i : m.row, col = m.dir ? m.col : m.col + i;
-                PyObject *square = lists ? Py_BuildValue("[iiO]", row, col, letter)
-                                         : Py_BuildValue("(iiO)", row, col, letter);
-                ok = square && PyList_Append(placed, square) == 0;
+                PyObject *square = lists ? PyList_New(3) : PyTuple_New(3);
+                PyObject *y = PyLong_FromLong(row), *x = PyLong_FromLong(col);
+                ok = square && y && x;
+                if (ok) {
+                    Py_INCREF(letter);
+                    if (lists) {
+                        PyList_SET_ITEM(square, 0, y);
+                        PyList_SET_ITEM(square, 1, x);
+                        PyList_SET_ITEM(square, 2, letter);
+                    } else {
+                        PyTuple_SET_ITEM(square, 0, y);
+                        PyTuple_SET_ITEM(square, 1, x);
+                        PyTuple_SET_ITEM(square, 2, letter);
+                    }
+                    ok = PyList_Append(placed, square) == 0;
+                } else {
+                    Py_XDECREF(y);
+                    Py_XDECREF(x);
+                }
                 Py_XDECREF(square);
                 if (ok && through) ok = PyList_Append(notation, close_) == 0;
                 through = 0;
@@ -1628,22 +1648,22 @@ static PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *k
         }
         if (ok && through) ok = PyList_Append(notation, close_) == 0;
         if (ok) {
-            PyObject *w = PyUnicode_Join(empty, word);
-            PyObject *body = PyUnicode_Join(empty, notation);
-            PyObject *label = body ? (m.dir ? PyUnicode_FromFormat("%c%d %U", 'A' + m.col, m.row + 1, body)
-                                            : PyUnicode_FromFormat("%d%c %U", m.row + 1, 'A' + m.col, body))
-                                   : NULL;
-            PyObject *squares = lists ? (Py_INCREF(placed), placed) : PyList_AsTuple(placed);
-            if (w && label && squares)
-                entry = lists ? Py_BuildValue("[NiiiONN]", label, m.score, m.row, m.col, m.dir ? down : across, w, squares)
-                              : Py_BuildValue("(NiiiONN)", label, m.score, m.row, m.col, m.dir ? down : across, w, squares);
-            else {
-                Py_XDECREF(w);
-                Py_XDECREF(label);
-                Py_XDECREF(squares);
+            PyObject *items[7] = {PyUnicode_Join(empty, notation), PyLong_FromLong(m.score),
+                                  PyLong_FromLong(m.row), PyLong_FromLong(m.col),
+                                  m.dir ? down : across, PyUnicode_Join(empty, word),
+                                  lists ? placed : PyList_AsTuple(placed)};
+            Py_INCREF(items[4]);
+            if (lists) Py_INCREF(placed);
+            int complete = 1;
+            for (int j = 0; j < 7; j++) complete &= items[j] != NULL;
+            entry = complete ? (lists ? PyList_New(7) : PyTuple_New(7)) : NULL;
+            for (int j = 0; j < 7; j++) {
+                if (entry && lists) PyList_SET_ITEM(entry, j, items[j]);
+                else if (entry) PyTuple_SET_ITEM(entry, j, items[j]);
+                else Py_XDECREF(items[j]);
             }
-            Py_XDECREF(body);
         }
+        Py_XDECREF(head);
         Py_XDECREF(word);
         Py_XDECREF(notation);
         Py_XDECREF(placed);

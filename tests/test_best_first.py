@@ -250,3 +250,25 @@ def test_fields_of_a_list_with_exchanges_merged_by_equity():
         for first in (1, 3, 10, None):
             head = moves if first is None else moves[:first]
             assert moves.fields(first=first) == [m.fields() for m in head], (rack, first)
+
+
+def test_decoding_records_in_c_keeps_no_memory():
+    """describe() builds each entry by hand (lists and tuples, strings joined): reading the
+    same records thousands of times leaves nothing behind."""
+    import gc
+    import tracemalloc
+
+    solver = solver_for("english")
+    board = positions("english")[3]
+    moves = solver.generate_moves(board, "AEINRS?", limit=40)
+    for lists in (False, True):
+        moves.fields(lists=lists)
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(300):
+            moves.fields(lists=lists)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        assert grown < 20_000, (lists, grown)  # 12,000 entries read: a leak shows in MBs

@@ -655,7 +655,8 @@ def _sim_rank_by(obj: dict) -> str:
     rank = _get(obj, "sim_rank_by", str, "spread")
     if rank not in SIM_RANKS:
         raise ProtocolError(
-            BAD_VALUE, f"'sim_rank_by' must be one of {', '.join(SIM_RANKS)}, not {rank!r}"
+            BAD_VALUE,
+            f"'sim_rank_by' must be one of {', '.join(SIM_RANKS)}, not {rank[:40]!r}",
         )
     return rank
 

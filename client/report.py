@@ -71,19 +71,8 @@ def _frame(rules: Ruleset) -> tuple[str, tuple[str, ...]]:
             f'<text x="9" y="{PAD + r * CELL + CELL / 2 + 4}" font-size="10" '
             f'text-anchor="middle">{r + 1}</text>'
         )
-    empty = []
-    for r in range(rows):
-        for c in range(cols):
-            x, y = PAD + c * CELL, PAD + r * CELL
-            square = _square(x, y, PREMIUM_FILL[rules.premiums[r][c]])
-            label = PREMIUM_LABEL.get(rules.premiums[r][c])
-            if label:
-                square += (
-                    f'<text x="{x + CELL / 2}" y="{y + CELL / 2 + 3}" font-size="8" '
-                    f'text-anchor="middle" fill="#333" opacity="0.75">{label}</text>'
-                )
-            empty.append(square)
-    return "".join(out), tuple(empty)
+    empty = tuple(_square_svg(rules, idx, 0, None, None) for idx in range(rows * cols))
+    return "".join(out), empty
 
 
 def _square(x: int, y: int, fill: str) -> str:

@@ -50,15 +50,22 @@ def board_tiles(board: Board) -> Counter[int]:
     return Counter({tile: n for tile, n in enumerate(counts) if n})
 
 
+def _left(board: Board, rack: Iterable[int]) -> tuple[list[int], int]:
+    """The set less the board and the rack, by tile number (negative where they hold more
+    than the set), and the census's stray square (see _census)."""
+    counts, stray = _census(board)
+    left = [have - n for have, n in zip(_supplies(board.rules), counts, strict=False)]
+    for tile in rack:
+        left[tile] -= 1
+    return left, stray
+
+
 def unseen_counts(board: Board, rack: Iterable[int] = (), strict: bool = True) -> list[int]:
     """How many of each tile (by number, blank = 0) the player to move cannot see: the
     set less the board and the rack. When those hold more of a tile than the set: an
     InputError, or with strict=False none of it unseen (a game record's odd rack)."""
     rules = board.rules
-    counts, _stray = _census(board)
-    left = [have - n for have, n in zip(_supplies(rules), counts, strict=False)]
-    for tile in rack:
-        left[tile] -= 1
+    left, _stray = _left(board, rack)
     if min(left) >= 0:
         return left
     if not strict:
@@ -73,15 +80,13 @@ def check_position(board: Board, rack: Iterable[int] = ()) -> None:
     """InputError when board and rack together hold more of a tile than the set, or the
     board's tiles are not one group through the centre square."""
     rules = board.rules
-    counts, stray = _census(board)
-    used = counts[: rules.size + 1]
-    for tile in rack:
-        used[tile] += 1
-    for tile, n in enumerate(used):
-        if n and n > _supply(rules, tile):
+    left, stray = _left(board, rack)
+    for tile, n in enumerate(left):
+        if n < 0:
+            have = _supplies(rules)[tile]
             raise InputError(
-                f"the board and rack hold {n} {_describe(rules, tile)}; the {rules.name} set "
-                f"has {_supply(rules, tile)}"
+                f"the board and rack hold {have - n} {_describe(rules, tile)}; the "
+                f"{rules.name} set has {have}"
             )
     _connected(board, stray)
 

@@ -210,15 +210,7 @@ class MoveList(Sequence):
         square, a list."""
         n = len(self) if first is None else min(first, len(self))
         used = min(n, self._count)  # the first n entries hold records 0.. in order (ranked)
-        if self._describe is not None:
-            text = cell_text(self.board.rules)
-            plays = self._describe(
-                self._records[: used * RECORD.size], self.board.cells, text, lists
-            )
-        else:
-            plays = [fields(self.board, self._records, i * RECORD.size) for i in range(used)]
-            if lists:
-                plays = [[*f[:6], [list(sq) for sq in f[6]]] for f in plays]
+        plays = self._decode(0, used, lists)
         out = []
         for i in range(n):
             slot = self._slot(i)
@@ -236,10 +228,20 @@ class MoveList(Sequence):
         slot = self._slot(range(len(self))[index])
         if slot < 0:
             return self._extra[-1 - slot].placed
-        if self._describe is None:
-            return fields(self.board, self._records, slot * RECORD.size)[6]
-        record = self._records[slot * RECORD.size : (slot + 1) * RECORD.size]
-        return self._describe(record, self.board.cells, cell_text(self.board.rules), False)[0][6]
+        return self._decode(slot, 1, False)[0][6]
+
+    def _decode(self, start: int, count: int, lists: bool) -> list:
+        """Records start.. start + count - 1 as Move.fields() gives them (in C when the
+        generator that made the list is at hand); lists: entries and squares as lists."""
+        if self._describe is not None:
+            records = self._records[start * RECORD.size : (start + count) * RECORD.size]
+            return self._describe(records, self.board.cells, cell_text(self.board.rules), lists)
+        plays = [
+            fields(self.board, self._records, i * RECORD.size) for i in range(start, start + count)
+        ]
+        if lists:
+            plays = [[*f[:6], [list(sq) for sq in f[6]]] for f in plays]
+        return plays
 
     def scores(self) -> list[int]:
         """Every score, in list order, without making Move objects."""

@@ -317,6 +317,13 @@ def test_annotate_with_simulation_through_the_protocol():
                   p.SelfPlayRequest(policies=("sim",), sim_rank_by="most")):  # fmt: skip
         with pytest.raises(p.ProtocolError, match="'sim_rank_by' must be one of spread, win"):
             p.decode_request(p.encode_request(wrong))
+    with pytest.raises(p.ProtocolError, match="'sim_rank_by' must be a string"):
+        p.decode_request(p.pack({"v": 1, "kind": "selfplay", "sim_rank_by": 3}))
+    with pytest.raises(p.ProtocolError) as long:  # a stranger's long value is not echoed whole
+        p.decode_request(
+            p.pack({"v": 1, "kind": "annotate", "gcg": gcg, "sim_rank_by": "w" * 5000})
+        )
+    assert len(long.value.message) < 120
     play = p.SelfPlayRequest(policies=("sim", "equity"), leaves="twl06", sim_rank_by="win")
     assert p.decode_request(p.encode_request(play)) == play
 

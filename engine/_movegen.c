@@ -839,39 +839,109 @@ static int by_key_then_order(const void *a, const void *b) {
     return x->order < y->order ? -1 : (x->order > y->order);
 }
 
+/* An equity as an unsigned key whose ascending order is the equities' descending order. */
+static inline uint32_t descending_key(float equity) {
+    uint32_t bits;
+    if (equity == 0.0f) equity = 0.0f; /* -0 ranks with +0 */
+    memcpy(&bits, &equity, sizeof bits);
+    bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u; /* now ascending with the float */
+    return ~bits;
+}
+
+/* Every play's index, highest equity first, ties in buffer (generation) order: a stable
+ * LSD radix sort on descending_key, a byte a pass, skipping bytes all keys share. O(n),
+ * where a comparison sort of the 158,705 plays of a two-blank rack took a third of the
+ * time of finding them. NULL when memory is out. */
+static uint32_t *equity_order(const MoveBuf *buf) {
+    size_t n = buf->count;
+    uint32_t *key = malloc((n ? n : 1) * sizeof *key), *idx = malloc((n ? n : 1) * sizeof *idx);
+    uint32_t *key2 = malloc((n ? n : 1) * sizeof *key2), *idx2 = malloc((n ? n : 1) * sizeof *idx2);
+    size_t count[4][256];
+    if (!key || !idx || !key2 || !idx2) {
+        free(key);
+        free(idx);
+        free(key2);
+        free(idx2);
+        return NULL;
+    }
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = descending_key(buf->equity[i]);
+        key[i] = k;
+        idx[i] = (uint32_t)i;
+        for (int b = 0; b < 4; b++) count[b][k >> (8 * b) & 0xFF]++;
+    }
+    for (int b = 0; b < 4; b++) {
+        size_t *c = count[b], at = 0;
+        if (n == 0 || c[key[0] >> (8 * b) & 0xFF] == n) continue; /* one bucket: nothing moves */
+        for (int v = 0; v < 256; v++) {
+            size_t here = c[v];
+            c[v] = at;
+            at += here;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t to = c[key[i] >> (8 * b) & 0xFF]++;
+            key2[to] = key[i];
+            idx2[to] = idx[i];
+        }
+        uint32_t *t = key;
+        key = key2;
+        key2 = t;
+        t = idx;
+        idx = idx2;
+        idx2 = t;
+    }
+    free(key);
+    free(key2);
+    free(idx2);
+    return idx;
+}
+
 /* Rank by score or equity, descending, then generation order: MoveBuf.order when the
- * search was best-first, else the buffer's own order. A comparison sort (best-first: of at
- * most compact_at entries; by equity: equities are floats). Returns the best `limit`
- * records, with their keys (equities, when ranking by equity) and order keys. */
+ * search was best-first, else the buffer's own order. Best-first buffers (at most
+ * compact_at entries) by a comparison sort; every play by equity by equity_order. Returns
+ * the best `limit` records, with their keys (equities, when ranking by equity) and order
+ * keys. */
 static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count,
                                 float **equities, uint64_t **orders) {
     size_t n = buf->count;
     size_t keep = (limit >= 0 && (size_t)limit < n) ? (size_t)limit : n;
     *out_count = keep;
-    OrderKey *keys = malloc((n ? n : 1) * sizeof *keys);
     MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
     float *eq = malloc((keep ? keep : 1) * sizeof *eq);
     uint64_t *ord = malloc((keep ? keep : 1) * sizeof *ord);
-    if (!keys || !sorted || !eq || !ord) {
+    OrderKey *keys = NULL;
+    uint32_t *ranked = NULL;
+    if (!sorted || !eq || !ord) goto fail;
+    if (!buf->order && by_equity) {
+        if (!(ranked = equity_order(buf))) goto fail;
+        for (size_t i = 0; i < keep; i++) {
+            sorted[i] = buf->items[ranked[i]];
+            eq[i] = buf->equity[ranked[i]];
+            ord[i] = ranked[i];
+        }
+        free(ranked);
+    } else {
+        if (!(keys = malloc((n ? n : 1) * sizeof *keys))) goto fail;
+        for (size_t i = 0; i < n; i++)
+            keys[i] = (OrderKey){by_equity ? buf->equity[i] : (float)buf->items[i].score, (uint32_t)i,
+                                 buf->order ? buf->order[i] : i};
+        qsort(keys, n, sizeof *keys, by_key_then_order);
+        for (size_t i = 0; i < keep; i++) {
+            sorted[i] = buf->items[keys[i].index];
+            eq[i] = keys[i].key;
+            ord[i] = keys[i].order;
+        }
         free(keys);
-        free(sorted);
-        free(eq);
-        free(ord);
-        return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        keys[i] = (OrderKey){by_equity ? buf->equity[i] : (float)buf->items[i].score, (uint32_t)i,
-                             buf->order ? buf->order[i] : i};
-    qsort(keys, n, sizeof *keys, by_key_then_order);
-    for (size_t i = 0; i < keep; i++) {
-        sorted[i] = buf->items[keys[i].index];
-        eq[i] = keys[i].key;
-        ord[i] = keys[i].order;
-    }
-    free(keys);
     *equities = eq;
     *orders = ord;
     return sorted;
+fail:
+    free(sorted);
+    free(eq);
+    free(ord);
+    return NULL;
 }
 
 /* Cut a best-first buffer to its best `keep` plays, in ranked order, and raise the floor

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench fuzz soak dictionaries lint clean redis-server chromium \
+.PHONY: demo test bench instructions fuzz soak dictionaries lint clean redis-server chromium \
 	install-redis-server install-chromium
 
 $(STAMP): pyproject.toml setup.py engine/_movegen.c $(wildcard engine/*.h)
@@ -63,6 +63,10 @@ bench: $(STAMP)
 	$(PY) bench/selfplay.py
 	$(PY) bench/annotate.py
 	$(PY) bench/simulate.py
+
+# The generator's instruction counts (valgrind): before/after that a busy machine cannot blur.
+instructions: $(STAMP)
+	$(PY) bench/instructions.py
 
 # A longer run of the suite's raw-job mutation fuzz (the suite runs 2,000 cases).
 fuzz: $(STAMP) redis-server

@@ -26,7 +26,15 @@ from anchor.engine.errors import AnchorError
 from anchor.engine.gcg import EXCHANGE, PASS, PLAY, read_gcg, replay
 from anchor.engine.leaves import Leaves
 
-POSITIONS = ["JOSH2", "NOAH_VS_MISHU", "SOME_ISC_GAME", "VS_MATT2", "VS_ED", "VS_FRENTZ", "MANY_MOVES"]
+POSITIONS = [
+    "JOSH2",
+    "NOAH_VS_MISHU",
+    "SOME_ISC_GAME",
+    "VS_MATT2",
+    "VS_ED",
+    "VS_FRENTZ",
+    "MANY_MOVES",
+]
 # (label, limit, by equity): one column each
 MODES = [
     ("all", None, False),

@@ -11,6 +11,7 @@ extensions, siblings by tile), so a lookup walks the graph counting the words pa
 from __future__ import annotations
 
 import array
+import math
 import os
 import struct
 import sys
@@ -71,6 +72,12 @@ class Leaves:
         if sys.byteorder != "little":  # pragma: no cover
             self._nodes.byteswap()
             self._values.byteswap()
+        if not math.isfinite(sum(self._values)):  # float32s: the double sum cannot overflow
+            bad = next(i for i, v in enumerate(self._values) if not math.isfinite(v))
+            raise LexiconError(
+                f"{where}: leave value #{bad} is {self._values[bad]}, not a finite number "
+                "(equities could not be ranked)"
+            )
         self._counts = array.array("I", counts)  # words below each list start (C walk)
         self._cache: dict[tuple[int, ...], float] = {}
         self._tables: dict[tuple[int, ...], tuple[bytes, bytes]] = {}  # by sorted rack

@@ -69,6 +69,8 @@ def test_write_and_read_back_every_leave(values):
         (lambda b: b[:6], "only 6 bytes"),
         (lambda b: struct.pack("<I", 10**6) + b[4:], "do not fit"),
         (lambda b: b[:8] + b"\xff\xff\xff\xff" + b[12:], "unusable"),
+        (lambda b: b[:-4] + struct.pack("<f", float("nan")), "#2 is nan, not a finite number"),
+        (lambda b: b[:-8] + struct.pack("<f", float("-inf")) + b[-4:], "#1 is -inf"),
     ],
 )
 def test_bad_leave_files_are_refused(tmp_path, mutate, message):

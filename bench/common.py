@@ -29,6 +29,21 @@ def header(title: str) -> None:
     print(f"# {time.strftime('%Y-%m-%d')}  {cpu_model()}  Python {platform.python_version()}")
 
 
+def english_turns(rules) -> list:
+    """Every turn of the English game records (../shared/data/gcg), replayed; a record the
+    English rules cannot replay (the Polish endgame) is left out whole."""
+    from anchor.engine.errors import AnchorError
+    from anchor.engine.gcg import read_gcg, replay
+
+    turns = []
+    for path in sorted((DATA / "gcg").rglob("*.gcg")):
+        try:
+            turns += list(replay(read_gcg(path), rules))
+        except AnchorError:
+            continue
+    return turns
+
+
 def median_time(fn: Callable[[], object], runs: int = 5, inner: int = 1) -> float:
     """Median over `runs` of the mean time of `inner` calls, in seconds."""
     samples = []

@@ -19,11 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import DATA, ROOT, header
+from common import DATA, ROOT, english_turns, header
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.errors import AnchorError
-from anchor.engine.gcg import EXCHANGE, PASS, PLAY, read_gcg, replay
+from anchor.engine.gcg import EXCHANGE, PASS, PLAY
 from anchor.engine.leaves import Leaves
 
 POSITIONS = [
@@ -69,18 +69,12 @@ def bench_positions() -> None:
 
 
 def game_turns(rules: Ruleset) -> list[tuple[object, str]]:
-    turns = []
-    for path in sorted((DATA / "gcg").rglob("*.gcg")):
-        try:
-            game = read_gcg(path)
-            turns += [
-                (t.board, t.event.rack)
-                for t in replay(game, rules)
-                if t.event.rack and t.event.kind in (PLAY, EXCHANGE, PASS)
-            ]
-        except AnchorError:  # the Russian record, or one this ruleset cannot replay
-            continue
-    return turns
+    """(board, rack) of every English record's turn with a known rack."""
+    return [
+        (t.board, t.event.rack)
+        for t in english_turns(rules)
+        if t.event.rack and t.event.kind in (PLAY, EXCHANGE, PASS)
+    ]
 
 
 def bench_games(mode: str) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from common import DATA, header, median_time
+from common import DATA, english_turns, header, median_time
 
 from anchor.engine import Lexicon, Ruleset, Solver
-from anchor.engine.gcg import PLAY, read_gcg, replay
+from anchor.engine.gcg import PLAY
 
 
 def main() -> None:
@@ -13,15 +13,11 @@ def main() -> None:
     rules = Ruleset.load("english")
     lexicon = Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules)
     solver = Solver(lexicon, rules)
-    cases = []
-    for path in sorted((DATA / "gcg").rglob("*.gcg")):
-        if path.name == "polish_endgame.gcg":
-            continue
-        for turn in replay(read_gcg(path), rules):
-            if turn.event.kind == PLAY:
-                cases.append(
-                    (turn.board, f"{turn.event.coordinate} {turn.event.word}", turn.event.rack)
-                )
+    cases = [
+        (turn.board, f"{turn.event.coordinate} {turn.event.word}", turn.event.rack)
+        for turn in english_turns(rules)
+        if turn.event.kind == PLAY
+    ]
     score = median_time(lambda: [solver.score_play(b, p) for b, p, _ in cases], runs=5) / len(cases)
     validate = median_time(
         lambda: [solver.validate_play(b, p, rack=r or None) for b, p, r in cases], runs=5

@@ -910,11 +910,10 @@ static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, s
     MoveRecord *sorted = malloc((keep ? keep : 1) * sizeof *sorted);
     float *eq = malloc((keep ? keep : 1) * sizeof *eq);
     uint64_t *ord = malloc((keep ? keep : 1) * sizeof *ord);
-    OrderKey *keys = NULL;
-    uint32_t *ranked = NULL;
     if (!sorted || !eq || !ord) goto fail;
     if (!buf->order && by_equity) {
-        if (!(ranked = equity_order(buf))) goto fail;
+        uint32_t *ranked = equity_order(buf);
+        if (!ranked) goto fail;
         for (size_t i = 0; i < keep; i++) {
             sorted[i] = buf->items[ranked[i]];
             eq[i] = buf->equity[ranked[i]];
@@ -922,7 +921,8 @@ static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, s
         }
         free(ranked);
     } else {
-        if (!(keys = malloc((n ? n : 1) * sizeof *keys))) goto fail;
+        OrderKey *keys = malloc((n ? n : 1) * sizeof *keys);
+        if (!keys) goto fail;
         for (size_t i = 0; i < n; i++)
             keys[i] = (OrderKey){by_equity ? buf->equity[i] : (float)buf->items[i].score, (uint32_t)i,
                                  buf->order ? buf->order[i] : i};

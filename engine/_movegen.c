@@ -589,11 +589,18 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
     tiles_upto[right] = tiles;
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
-        int r = s->rack_left - l < right ? s->rack_left - l : right;
+        int most = s->rack_left - l < right ? s->rack_left - l : right;
+        /* by score the longest span bounds the shorter ones; by equity each length has its
+         * own best leave, and only the rack's length its bingo */
         b->any[l] = b->blank[l] = -INFINITY;
-        if (r >= 1 && left_len + l + r + tiles_upto[r] >= 2)
-            b->any[l] = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
-                                   s->rack[0] ? &b->blank[l] : NULL);
+        for (int r = s->leaves ? 1 : most; r <= most; r++) {
+            if (left_len + l + r + tiles_upto[r] < 2) continue;
+            float blank = -INFINITY;
+            float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
+                                   s->rack[0] ? &blank : NULL);
+            b->any[l] = fmaxf(b->any[l], any);
+            b->blank[l] = fmaxf(b->blank[l], blank);
+        }
         if (b->any[l] > top) top = b->any[l];
     }
     return top;
@@ -712,11 +719,6 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
         if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
         if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
     } while (next_subrack(used, tile, distinct, rack));
-    /* a span of k squares also bounds plays of fewer tiles: keep the best of 1..k */
-    for (int k = 2; k <= MAX_RACK; k++) {
-        if (best_leave[k - 1] > best_leave[k]) best_leave[k] = best_leave[k - 1];
-        if (blank_leave[k - 1] > blank_leave[k]) blank_leave[k] = blank_leave[k - 1];
-    }
 }
 
 typedef struct {

@@ -122,7 +122,7 @@ typedef struct {
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
     uint8_t cells[MAX_CELLS];
     const uint8_t *lm, *wm;             /* the rules' premiums for this orientation */
-    uint64_t cross[MAX_CELLS];          /* letters the perpendicular word allows */
+    uint64_t cross[MAX_CELLS];          /* rack letters the perpendicular word allows */
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
@@ -472,7 +472,8 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
             if (row == bottom) {
                 mask = list && list < s->extent ? s->masks[list].accepts : 0;
             } else {
-                uint64_t children = list_children(s, list), todo = children;
+                /* only letters the rack can put down: the search reads no others */
+                uint64_t children = list_children(s, list), todo = children & playable(s);
                 while (todo) {
                     unsigned x = (unsigned)__builtin_ctzll(todo);
                     todo &= todo - 1;

@@ -136,7 +136,7 @@ typedef struct {
     int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
     const LeaveTable *leaves;           /* NULL: rank by score */
     int32_t tile_desc[MAX_RACK];        /* values of the rack's tiles, highest first (blank 0) */
-    float best_leave[MAX_RACK + 1];     /* best leave value playing 1..k tiles (0 by score) */
+    float best_leave[MAX_RACK + 1];     /* best leave value playing k tiles (0 by score) */
     int prune;                          /* best-first search: skip what cannot rank */
     float left_bound[MAX_RACK + 1];     /* this anchor: bound of plays with l left tiles */
     float deeper_bound[MAX_RACK + 2];   /* ... and with l or more (suffix maxima) */
@@ -543,7 +543,7 @@ static float span_bound(const Search *s, const Square *sq, int k, int32_t board_
     if (k == s->rules->rack_size) score += s->rules->bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
-    return (float)score + s->best_leave[k]; /* the best leave of up to k tiles played */
+    return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
 }
 
 /* Shadow bound (MAGPIE's "shadow playing"): the span bound above, taken over every span of
@@ -695,7 +695,7 @@ static inline size_t subrack_key(const uint8_t *used, const uint8_t *tile, int d
 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
  * ranking by equity, the best leave value left after playing k tiles, over every part of
- * the rack of size 1..k, keyed exactly as emit() keys it; blank_leave the same over the
+ * the rack of size k, keyed exactly as emit() keys it; blank_leave the same over the
  * parts with a blank (by score 0, and -inf for every k on a rack without one). */
 static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
                         int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1],

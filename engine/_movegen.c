@@ -728,10 +728,20 @@ typedef struct {
     uint32_t slot;    /* its bounds by left-part length */
 } AnchorRef;
 
-static int by_bound(const void *a, const void *b) {
-    const AnchorRef *x = a, *y = b;
-    if (x->bound != y->bound) return x->bound > y->bound ? -1 : 1;
-    return x->ordinal < y->ordinal ? -1 : (x->ordinal > y->ordinal);
+/* Whether x is searched before y: higher bound first, then generation order. */
+static inline int searched_before(const AnchorRef *x, const AnchorRef *y) {
+    return x->bound != y->bound ? x->bound > y->bound : x->ordinal < y->ordinal;
+}
+
+/* Restore the heap order below slot i (a binary max-heap by searched_before). */
+static void sift_down(AnchorRef *heap, size_t n, size_t i) {
+    AnchorRef item = heap[i];
+    for (size_t child; (child = 2 * i + 1) < n; i = child) {
+        if (child + 1 < n && searched_before(&heap[child + 1], &heap[child])) child++;
+        if (!searched_before(&heap[child], &item)) break;
+        heap[i] = heap[child];
+    }
+    heap[i] = item;
 }
 
 /* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
@@ -761,24 +771,28 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
                 }
             }
     }
-    qsort(refs, n, sizeof *refs, by_bound);
+    /* a heap, not a sort: the search usually stops after a few of the anchors */
+    for (size_t i = n / 2; i-- > 0;) sift_down(refs, n, i);
     size_t keep = (size_t)buf->keep;
     int failed = 0;
-    for (size_t i = 0; i < n && !failed; i++) {
+    for (size_t left = n; left > 0 && !failed; left--) {
         /* refresh the floor: the N-th best so far */
         if (keep && buf->count >= keep && (!buf->has_floor || buf->count - keep > keep / 4) &&
             compact(buf, by_equity) < 0) {
             failed = FAIL_MEMORY;
             break;
         }
-        uint64_t first = (uint64_t)refs[i].ordinal << ORDER_ANCHOR_SHIFT;
-        if (passes[0].prune && !could_rank(buf, by_equity, refs[i].bound, first)) {
+        const AnchorRef next = refs[0];
+        uint64_t first = (uint64_t)next.ordinal << ORDER_ANCHOR_SHIFT;
+        if (passes[0].prune && !could_rank(buf, by_equity, next.bound, first)) {
             buf->pruned = 1; /* nor can any later one */
             break;
         }
-        Search *s = &passes[refs[i].ordinal / MAX_CELLS];
-        int idx = (int)(refs[i].ordinal % MAX_CELLS);
-        search_anchor(s, idx / s->cols, idx % s->cols, &bounds[refs[i].slot]);
+        refs[0] = refs[left - 1];
+        sift_down(refs, left - 1, 0);
+        Search *s = &passes[next.ordinal / MAX_CELLS];
+        int idx = (int)(next.ordinal % MAX_CELLS);
+        search_anchor(s, idx / s->cols, idx % s->cols, &bounds[next.slot]);
         failed = s->failed;
     }
     if (bounds != local) free(bounds);

@@ -126,7 +126,7 @@ typedef struct {
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
-    uint64_t rack_mask;                 /* bit t set while tile t is on the rack */
+    uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
     int rack_left;
     int row, anchor_col, start_col;
@@ -156,13 +156,16 @@ static inline uint64_t playable(const Search *s) {
     return s->rack[0] ? s->all_letters : s->rack_mask;
 }
 
+/* Branch-free: bit t of rack_mask is set exactly while rack[t] > 0, the blank's bit 0
+ * included (no letter mask has bit 0, so nothing reads it). */
 static inline void take_tile(Search *s, unsigned from) {
-    if (--s->rack[from] == 0 && from) s->rack_mask &= ~((uint64_t)1 << from);
+    s->rack_mask &= ~((uint64_t)(--s->rack[from] == 0) << from);
     s->rack_left--;
 }
 
 static inline void return_tile(Search *s, unsigned from) {
-    if (s->rack[from]++ == 0 && from) s->rack_mask |= (uint64_t)1 << from;
+    s->rack[from]++;
+    s->rack_mask |= (uint64_t)1 << from;
     s->rack_left++;
 }
 
@@ -170,8 +173,11 @@ static inline int32_t tile_points(const Rules *r, uint8_t cell) {
     return (cell & BLANK_FLAG) ? 0 : r->values[cell & TILE_MASK];
 }
 
+/* Every list the search reaches is the root, 0 (no list: masks[0] is empty) or the arc of
+ * a node in a list reached before, so the KWG check's walk visited it: it lies below
+ * `extent` and needs no test here. */
 static inline uint64_t list_children(const Search *s, uint32_t list) {
-    return list && list < s->extent ? s->masks[list].children : 0;
+    return s->masks[list].children;
 }
 
 /* Index of the node for `tile` in the sibling list starting at `list`, or 0. */
@@ -308,12 +314,11 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
     }
     int idx = s->row * s->cols + col;
     if (s->cells[idx] == 0) {
-        if (list == 0 || s->rack_left == 0) return;
-        uint64_t allowed = s->cross[idx] & playable(s);
-        if (!allowed) return;
-        int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
+        /* nothing to place when the list is 0 (no children) or the rack is empty */
         uint64_t children = list_children(s, list);
-        uint64_t todo = children & allowed;
+        uint64_t todo = children & s->cross[idx] & playable(s);
+        if (!todo) return;
+        int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
         /* a blank goes down only where a play with one could still rank: else it is put
          * out of reach for this square and all the recursion below it */
         uint8_t hidden = 0;
@@ -470,7 +475,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
                 if (k != row) score += tile_points(r, s->cells[k * s->cols + col]);
             uint64_t mask = 0;
             if (row == bottom) {
-                mask = list && list < s->extent ? s->masks[list].accepts : 0;
+                mask = s->masks[list].accepts;
             } else {
                 /* only letters the rack can put down: the search reads no others */
                 uint64_t children = list_children(s, list), todo = children & playable(s);
@@ -1052,7 +1057,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         p->rack_left = rack_total;
         p->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
         p->rack_mask = 0;
-        for (int k = 1; k <= r->alphabet; k++)
+        for (int k = 0; k <= r->alphabet; k++)
             if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
         p->skip_lone_cross = dir == 1 && (a->mode & MODE_ACROSS);
         p->leaves = a->leaves;

@@ -97,6 +97,25 @@ typedef struct {
     float blank[MAX_RACK + 1];
 } AnchorBounds;
 
+/* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
+ * it in the lexicon, its length and last tile, and its place in the tree of prefixes
+ * (16 bytes). Index 0 is the empty prefix, so 0 also means "none" below. */
+typedef struct {
+    uint32_t list;
+    uint32_t child;   /* the first prefix extending it by one tile */
+    uint32_t next;    /* the next prefix extending its parent */
+    uint8_t tile;     /* BLANK_FLAG set for a blank; 0 for the empty prefix */
+    uint8_t len;
+    uint8_t expanded; /* children added (grown when an anchor first needs them) */
+} LeftPart;
+
+/* The rack's prefixes, shared by both passes of one search. */
+typedef struct {
+    LeftPart *items;
+    size_t count, capacity;
+    int on_heap; /* items was malloc'd (it starts on the caller's stack) */
+} LeftParts;
+
 /* Running score of the play being built: passed by value down the recursion. */
 typedef struct {
     int32_t main;  /* letter sum of the main word, letter premiums applied */
@@ -130,6 +149,7 @@ typedef struct {
     uint64_t all_letters;               /* bits 1..N */
     int rack_left;
     int row, anchor_col, start_col;
+    LeftParts *lefts;                   /* the rack's left parts, shared by both passes */
     uint8_t left[MAX_SIDE];             /* left part placed from the rack */
     int left_len;
     uint8_t placed[MAX_SIDE];           /* tile placed in each column of the row, 0 = none */
@@ -376,50 +396,108 @@ static void extend_from_left_part(Search *s, uint32_t list) {
     extend_right(s, list, s->anchor_col, t);
 }
 
-/* LeftPart [AJ88]: every prefix from the rack of up to `limit` tiles, each extended to
- * the right through the anchor (when a rack tile can go on the anchor after it). The
- * prefix's squares are fixed only once its length is. */
-static void left_part(Search *s, uint32_t list, int limit) {
-    if (s->failed) return;
-    int by_equity = s->leaves != NULL;
-    if (can_place(s, list, s->row * s->cols + s->anchor_col)) {
-        if (!s->prune || could_rank(s->out, by_equity, s->left_bound[s->left_len], s->order_base))
-            extend_from_left_part(s, list);
-        else
-            s->out->pruned = 1;
+/* Double the tree's room, moving it off the stack the first time. */
+static int grow_left_parts(LeftParts *t) {
+    size_t cap = 2 * t->capacity;
+    if (cap > UINT32_MAX) return -1;
+    if (!t->on_heap) {
+        LeftPart *items = malloc(cap * sizeof *items);
+        if (!items) return -1;
+        memcpy(items, t->items, t->count * sizeof *items);
+        t->items = items;
+        t->on_heap = 1;
+    } else if (resize((void **)&t->items, cap, sizeof *t->items) < 0) {
+        return -1;
     }
-    if (limit == 0 || list == 0 || s->rack_left <= 1) return;
-    if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[s->left_len + 1], s->order_base)) {
-        s->out->pruned = 1;
-        return;
-    }
-    uint64_t children = list_children(s, list);
-    uint64_t todo = children & playable(s);
-    /* nor any longer left part using the blank, when no such play could rank */
-    uint8_t hidden = 0;
-    if (s->rack[0] && s->prune &&
-        !could_rank(s->out, by_equity, s->deeper_blank[s->left_len + 1], s->order_base)) {
-        s->out->pruned = 1;
-        hidden = s->rack[0];
-        s->rack[0] = 0;
-        todo &= s->rack_mask;
-    }
+    t->capacity = cap;
+    return 0;
+}
+
+/* The prefixes extending left part `at` by one rack tile, added as its children in the
+ * order LeftPart's recursion tries them (letter order, a blank after the letter). The
+ * rack holds exactly what `at` leaves of it. Returns -1 when memory is out. */
+static int expand_left_part(Search *s, LeftParts *t, uint32_t at) {
+    const LeftPart e = t->items[at];
+    uint64_t children = list_children(s, e.list), todo = children & playable(s);
+    uint32_t prev = 0;
+    t->items[at].expanded = 1;
     while (todo) {
-        unsigned tile = (unsigned)__builtin_ctzll(todo);
+        unsigned x = (unsigned)__builtin_ctzll(todo);
         todo &= todo - 1;
-        uint32_t child = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))]);
-        if (!child) continue;
+        uint32_t child = kwg_arc(s->nodes[e.list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        if (!child) continue; /* a word nothing follows: no left part goes on from it */
         for (int blank = 0; blank < 2; blank++) {
-            unsigned from = blank ? 0 : tile;
-            if (!s->rack[from]) continue;
-            take_tile(s, from);
-            s->left[s->left_len++] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
-            left_part(s, child, limit - 1);
-            s->left_len--;
-            return_tile(s, from);
+            if (!s->rack[blank ? 0 : x]) continue;
+            if (t->count == t->capacity && grow_left_parts(t) < 0) return -1;
+            uint32_t i = (uint32_t)t->count++;
+            t->items[i] = (LeftPart){child, 0, 0, (uint8_t)(blank ? (x | BLANK_FLAG) : x), (uint8_t)(e.len + 1), 0};
+            if (prev)
+                t->items[prev].next = i;
+            else
+                t->items[at].child = i;
+            prev = i;
         }
     }
-    s->rack[0] += hidden;
+    return 0;
+}
+
+static inline void drop_left_tile(Search *s) {
+    uint8_t tile = s->left[--s->left_len];
+    return_tile(s, (tile & BLANK_FLAG) ? 0 : tile);
+}
+
+/* LeftPart [AJ88]: every prefix from the rack of up to `room` tiles, each laid left of the
+ * anchor and extended right when a rack tile can go on the anchor after it. The prefixes
+ * are the same at every anchor, so they live in a tree (s->lefts) grown as anchors first
+ * need them and walked here in the recursion's order, the rack following the walk.
+ * Best-first, a prefix (and every longer one extending it) is skipped when no play
+ * through it could rank. */
+static void left_part(Search *s, int room) {
+    LeftParts *t = s->lefts;
+    const int anchor = s->row * s->cols + s->anchor_col, by_equity = s->leaves != NULL;
+    uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
+    uint32_t at = 0;
+    path[0] = 0;
+    while (!s->failed) {
+        const LeftPart e = t->items[at];
+        if (can_place(s, e.list, anchor)) {
+            if (!s->prune || could_rank(s->out, by_equity, s->left_bound[e.len], s->order_base))
+                extend_from_left_part(s, e.list);
+            else
+                s->out->pruned = 1;
+        }
+        /* the next prefix to try: the first extending this one, else the next one of the
+         * same length, else that of a shorter one */
+        uint32_t go = 0;
+        int level = e.len + 1;
+        if (e.len < room && e.list) {
+            if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[e.len + 1], s->order_base)) {
+                s->out->pruned = 1;
+            } else {
+                if (!e.expanded && expand_left_part(s, t, at) < 0) {
+                    s->failed = FAIL_MEMORY;
+                    break;
+                }
+                go = t->items[at].child;
+            }
+        }
+        for (;;) {
+            while (go && (t->items[go].tile & BLANK_FLAG) && s->prune &&
+                   !could_rank(s->out, by_equity, s->deeper_blank[level], s->order_base)) {
+                s->out->pruned = 1; /* nor any longer left part using the blank */
+                go = t->items[go].next;
+            }
+            if (go || --level == 0) break;
+            drop_left_tile(s); /* the prefix at `level` is done */
+            go = t->items[path[level]].next;
+        }
+        if (!go) break;
+        uint8_t tile = t->items[go].tile;
+        take_tile(s, (tile & BLANK_FLAG) ? 0 : tile);
+        s->left[s->left_len++] = tile;
+        path[level] = at = go;
+    }
+    while (s->left_len > 0) drop_left_tile(s);
 }
 
 /* Lay the board out for one pass (transposed for down plays), then compute anchors,
@@ -651,7 +729,7 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
             for (int l = room; l >= 0; l--) s->deeper_blank[l] = fmaxf(s->blank_bound[l], s->deeper_blank[l + 1]);
         }
         s->left_len = 0;
-        left_part(s, s->root, room);
+        left_part(s, room);
     }
 }
 
@@ -1078,13 +1156,24 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         buf->pruned = 1; /* nothing wanted, nothing searched */
         return 0;
     }
-    if (a->limit >= 0) return search_best_first(s, a->mode, buf, a->leaves != NULL);
-    for (int dir = 0; dir < 2; dir++)
-        if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
-            run_pass(&s[dir]);
-            if (s[dir].failed) return s[dir].failed;
-        }
-    return 0;
+    /* the prefix tree starts as the empty prefix; the stack holds the usual few hundred */
+    LeftPart local[LOCAL_LEFT_PARTS];
+    LeftParts lefts = {local, 1, LOCAL_LEFT_PARTS, 0};
+    local[0] = (LeftPart){s[0].root, 0, 0, 0, 0, 0};
+    s[0].lefts = s[1].lefts = &lefts;
+    int failed = 0;
+    if (a->limit >= 0) {
+        failed = search_best_first(s, a->mode, buf, a->leaves != NULL);
+    } else {
+        for (int dir = 0; dir < 2 && !failed; dir++)
+            if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
+                run_pass(&s[dir]);
+                failed = s[dir].failed;
+            }
+    }
+    if (lefts.on_heap) free(lefts.items);
+    s[0].lefts = s[1].lefts = NULL;
+    return failed;
 }
 
 #include "playout.h"

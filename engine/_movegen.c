@@ -593,6 +593,10 @@ static int left_room(const Search *s, int row, int col) {
     return room < s->rack_left - 1 ? room : s->rack_left - 1;
 }
 
+/* The larger of two bounds: never NaN (leave tables with one are refused), so a plain
+ * comparison, which the compiler inlines where fmaxf would be a libm call. */
+static inline float max_bound(float a, float b) { return a > b ? a : b; }
+
 /* A square a play may fill, as the shadow bound sees it. */
 typedef struct {
     int32_t lm, wm;
@@ -682,8 +686,8 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
             float blank = -INFINITY;
             float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
                                    s->rack[0] ? &blank : NULL);
-            b->any[l] = fmaxf(b->any[l], any);
-            b->blank[l] = fmaxf(b->blank[l], blank);
+            b->any[l] = max_bound(b->any[l], any);
+            b->blank[l] = max_bound(b->blank[l], blank);
         }
         if (b->any[l] > top) top = b->any[l];
     }
@@ -721,12 +725,12 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
         if (s->prune) {
             memcpy(s->left_bound, bounds->any, (size_t)(room + 1) * sizeof *bounds->any);
             s->deeper_bound[room + 1] = -INFINITY;
-            for (int l = room; l >= 0; l--) s->deeper_bound[l] = fmaxf(s->left_bound[l], s->deeper_bound[l + 1]);
+            for (int l = room; l >= 0; l--) s->deeper_bound[l] = max_bound(s->left_bound[l], s->deeper_bound[l + 1]);
         }
         if (blanks) {
             memcpy(s->blank_bound, bounds->blank, (size_t)(room + 1) * sizeof *bounds->blank);
             s->deeper_blank[room + 1] = -INFINITY;
-            for (int l = room; l >= 0; l--) s->deeper_blank[l] = fmaxf(s->blank_bound[l], s->deeper_blank[l + 1]);
+            for (int l = room; l >= 0; l--) s->deeper_blank[l] = max_bound(s->blank_bound[l], s->deeper_blank[l + 1]);
         }
         s->left_len = 0;
         left_part(s, room);

@@ -135,8 +135,8 @@ typedef struct {
  * The down pass runs on the transposed board, so the search only knows "across". */
 typedef struct {
     const uint32_t *nodes;
-    const ListMasks *masks;             /* indexed by list start, below `extent` */
-    uint32_t n_nodes, extent, root;
+    const ListMasks *masks;             /* indexed by list start (every one below the extent) */
+    uint32_t root;
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
     uint8_t cells[MAX_CELLS];
@@ -194,8 +194,8 @@ static inline int32_t tile_points(const Rules *r, uint8_t cell) {
 }
 
 /* Every list the search reaches is the root, 0 (no list: masks[0] is empty) or the arc of
- * a node in a list reached before, so the KWG check's walk visited it: it lies below
- * `extent` and needs no test here. */
+ * a node in a list reached before, so the KWG check's walk visited it: it lies below the
+ * Generator's `extent` and needs no test here. */
 static inline uint64_t list_children(const Search *s, uint32_t list) {
     return s->masks[list].children;
 }
@@ -1130,8 +1130,6 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         Search *p = &s[dir];
         p->nodes = g->nodes;
         p->masks = g->masks;
-        p->extent = g->extent;
-        p->n_nodes = g->n_nodes;
         p->root = kwg_arc(g->nodes[0]);
         p->rules = r;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);

@@ -470,7 +470,9 @@ static void left_part(Search *s, int room) {
          * same length, else that of a shorter one */
         uint32_t go = 0;
         int level = e.len + 1;
-        if (e.len < room && e.list) {
+        /* the tiles a longer prefix leaves are fewer still: once none of them can go on the
+         * anchor, nothing extending this prefix can be played here */
+        if (e.len < room && e.list && (s->cross[anchor] & playable(s))) {
             if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[e.len + 1], s->order_base)) {
                 s->out->pruned = 1;
             } else {

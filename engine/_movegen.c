@@ -136,6 +136,7 @@ typedef struct {
 typedef struct {
     const uint32_t *nodes;
     const ListMasks *masks;             /* indexed by list start (every one below the extent) */
+    const uint8_t *runs;                /* Runs: the letter runs words hold */
     uint32_t root;
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
@@ -502,6 +503,89 @@ static void left_part(Search *s, int room) {
     while (s->left_len > 0) drop_left_tile(s);
 }
 
+/* Which runs of 2, 3 and 4 letters occur in some word of the lexicon, as bits: a run of n
+ * letters (1..A) is the base-A number of its letters minus one, at bit RUN_AT(A, n) + that
+ * number. Built once per Generator, (A^2 + A^3 + A^4) bits: 57 KiB for 26 letters, 2 MiB at
+ * most (63). A tile put beside tiles of the row makes runs with them that its word holds:
+ * a letter whose runs occur in no word cannot go there. */
+#define RUN_AT(a, n) ((n) == 2 ? 0 : (n) == 3 ? (size_t)(a) * (a) : (size_t)(a) * (a) * ((a) + 1))
+
+static inline void set_run(uint8_t *runs, int a, const unsigned *tile, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
+    at += RUN_AT(a, n);
+    runs[at >> 3] |= (uint8_t)(1u << (at & 7));
+}
+
+/* Every run of 2..4 letters starting at a node of the DAWG (below `extent`): a node's tile
+ * and the tiles of up to three lists below it. Nodes no word reaches only add runs, which
+ * only lets more letters through. A lexicon's DAWG takes about 4 steps a node (a step per
+ * list entry read); a graph built to take more than RUN_STEPS gets no table, and the search
+ * no filter. Returns -1 when memory is out, else 0 with *out the table or NULL. */
+static int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out) {
+    size_t bits = RUN_AT(a, 4) + (size_t)a * a * a * a, budget = RUN_STEPS * (size_t)extent;
+    uint8_t *runs = calloc((bits + 7) / 8, 1);
+    *out = NULL;
+    if (!runs) return -1;
+    unsigned t[4];
+    for (uint32_t i = 2; i < extent; i++) {
+        if ((t[0] = kwg_tile(nodes[i])) < 1 || t[0] > (unsigned)a) continue;
+        for (uint32_t j = kwg_arc(nodes[i]); j; j = kwg_is_end(nodes[j]) ? 0 : j + 1) {
+            if (budget-- == 0) goto give_up;
+            if ((t[1] = kwg_tile(nodes[j])) < 1 || t[1] > (unsigned)a) continue;
+            set_run(runs, a, t, 2);
+            for (uint32_t k = kwg_arc(nodes[j]); k; k = kwg_is_end(nodes[k]) ? 0 : k + 1) {
+                if (budget-- == 0) goto give_up;
+                if ((t[2] = kwg_tile(nodes[k])) < 1 || t[2] > (unsigned)a) continue;
+                set_run(runs, a, t, 3);
+                for (uint32_t m = kwg_arc(nodes[k]); m; m = kwg_is_end(nodes[m]) ? 0 : m + 1) {
+                    if (budget-- == 0) goto give_up;
+                    if ((t[3] = kwg_tile(nodes[m])) < 1 || t[3] > (unsigned)a) continue;
+                    set_run(runs, a, t, 4);
+                }
+            }
+        }
+    }
+    *out = runs;
+    return 0;
+give_up:
+    free(runs);
+    return 0;
+}
+
+static inline int has_run(const uint8_t *runs, int a, const unsigned *tile, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
+    at += RUN_AT(a, n);
+    return runs[at >> 3] >> (at & 7) & 1;
+}
+
+/* Of `letters`, those that may go on the empty square (row, col) beside tiles of the row:
+ * every run of up to 4 letters through it, with up to 3 of the tiles on each side, must
+ * occur in some word. */
+static uint64_t fits_runs(const Search *s, int row, int col, uint64_t letters) {
+    const int a = s->rules->alphabet, base = row * s->cols;
+    unsigned line[7];
+    int left = 0, right = 0;
+    while (left < 3 && col - left - 1 >= 0 && s->cells[base + col - left - 1]) left++;
+    while (right < 3 && col + right + 1 < s->cols && s->cells[base + col + right + 1]) right++;
+    for (int i = 0; i < left; i++) line[i] = s->cells[base + col - left + i] & TILE_MASK;
+    for (int i = 0; i < right; i++) line[left + 1 + i] = s->cells[base + col + 1 + i] & TILE_MASK;
+    const int len = left + 1 + right, n = len < 4 ? len : 4;
+    /* the runs of n letters through the square: starting at most n - 1 before it */
+    const int first = left - (n - 1) > 0 ? left - (n - 1) : 0;
+    const int last = left < len - n ? left : len - n;
+    uint64_t ok = 0;
+    for (uint64_t todo = letters; todo; todo &= todo - 1) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        line[left] = x;
+        int fits = 1;
+        for (int at = first; at <= last && fits; at++) fits = has_run(s->runs, a, line + at, n);
+        if (fits) ok |= (uint64_t)1 << x;
+    }
+    return ok;
+}
+
 /* Lay the board out for one pass (transposed for down plays), then compute anchors,
  * cross-sets and cross-scores from the perpendicular (vertical) words. Squares are found
  * from per-row occupancy bits: only squares under or over a tile need a cross-set. */
@@ -575,6 +659,15 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
             }
             s->cross[idx] = mask & all;
             s->cross_score[idx] = score;
+        }
+    }
+    /* squares beside tiles of the row: only letters whose runs with them occur in a word */
+    for (int row = 0; row < s->rows && s->runs; row++) {
+        uint32_t here = occupied[row];
+        for (uint32_t x = ~here & full & ((here << 1) | (here >> 1)); x; x &= x - 1) {
+            int col = __builtin_ctz(x), idx = row * s->cols + col;
+            uint64_t letters = s->cross[idx] & playable(s);
+            s->cross[idx] = fits_runs(s, row, col, letters) | (s->cross[idx] & ~letters);
         }
     }
     if (!any_tile) {
@@ -1083,6 +1176,7 @@ typedef struct {
     uint32_t *owned_nodes;
     uint32_t n_nodes, extent;
     ListMasks *masks; /* extent entries; built once per Generator */
+    uint8_t *runs;    /* the letter runs words hold (build_runs) */
     Rules rules;
 } Generator;
 
@@ -1132,6 +1226,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         Search *p = &s[dir];
         p->nodes = g->nodes;
         p->masks = g->masks;
+        p->runs = g->runs;
         p->root = kwg_arc(g->nodes[0]);
         p->rules = r;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
@@ -1186,6 +1281,7 @@ static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
     free(self->owned_nodes);
     free(self->masks);
+    free(self->runs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1373,6 +1469,10 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         ListMasks next = kwg_is_end(node) ? (ListMasks){0, 0} : self->masks[i + 1];
         self->masks[i].children = next.children | bit;
         self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
+    }
+    if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0) {
+        PyErr_NoMemory();
+        return -1;
     }
     return 0;
 }
@@ -1879,6 +1979,19 @@ static PyMethodDef Generator_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Generator_letter_runs(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->runs != NULL);
+}
+
+static PyGetSetDef Generator_getset[] = {
+    {"letter_runs", (getter)Generator_letter_runs, NULL,
+     "Whether the search narrows squares beside tiles by the letter runs words hold (False "
+     "for a graph too costly to read them from: the same plays, found more slowly).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyTypeObject GeneratorType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "anchor.engine._movegen.Generator",
@@ -1888,6 +2001,7 @@ static PyTypeObject GeneratorType = {
     .tp_doc = "Generator(kwg, rows, cols, values, letter_mult, word_mult, centre_row, "
               "centre_col, rack_size, bingo): move generation over one lexicon and ruleset.",
     .tp_methods = Generator_methods,
+    .tp_getset = Generator_getset,
     .tp_init = (initproc)Generator_init,
     .tp_new = PyType_GenericNew,
 };

@@ -39,6 +39,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
 #define LOCAL_ANCHORS 128           /* anchors whose bounds a best-first search keeps on the stack */
 #define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (8 KiB) */
+#define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */
 #define CLOCK_EVERY 0x3FFF          /* recursion steps between looks at the clock (~0.1 ms) */
 #define MAX_SCORE (1 << 24)         /* every score exact as a float: bounds compare exactly */
 #define MAX_PLAYOUT_PLIES 64         /* moves after the candidate in one playout */

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import struct
+from itertools import product
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from anchor.engine import Board, Lexicon, Ruleset, Solver, validate_play
 from anchor.engine.board import cell_text
+from anchor.engine.lexicon import ACCEPTS, END
 
 from .oracle import all_plays
 
@@ -166,6 +168,40 @@ def test_oracle_full_size_english(twl06_words):
     for i in range(150):
         board = random_board(ENGLISH, lexicon, word_list, rng, plays=rng.choice([0, 3, 8, 15, 25]))
         compare(solver, board, random_rack(rng, blanks_ok=i % 4 == 0), words)
+
+
+def dense_graph(letters: int, levels: int, padding: int = 0) -> bytes:
+    """A KWG where every string of 2..levels of the first `letters` letters is a word, each
+    level one list every node of the level above shares: small, but with far more runs of
+    four letters below each node than a lexicon has. `padding` nodes no word reaches come
+    first, which changes nothing but the graph's size."""
+    first = 2 + padding
+    nodes = [END | first, END] + [(1 << 24) | END] * padding
+    for level in range(levels):
+        below = first + letters * (level + 1) if level < levels - 1 else 0
+        for tile in range(1, letters + 1):
+            last = END if tile == letters else 0
+            nodes.append((tile << 24) | (ACCEPTS if level else 0) | last | below)
+    return struct.pack(f"<{len(nodes)}I", *nodes)
+
+
+def test_the_letter_run_filter_finds_what_the_unfiltered_search_finds():
+    """Beside tiles, only letters whose runs with them occur in some word are tried. A graph
+    too costly to read the runs from gets no filter; the same graph made larger by nodes no
+    word reaches gets one. The same plays, in the same order, prove the filter drops none."""
+    words = {"".join(p) for n in (2, 3, 4) for p in product("ABCDEFGH", repeat=n)}
+    unfiltered = Solver(Lexicon.from_bytes(dense_graph(8, 4), TINY), TINY)
+    filtered = Solver(Lexicon.from_bytes(dense_graph(8, 4, padding=200), TINY), TINY)
+    assert set(unfiltered.lexicon) == set(filtered.lexicon) == words
+    assert not unfiltered._generator.letter_runs and filtered._generator.letter_runs
+    rng = random.Random(11)
+    word_list = sorted(w for w in words if len(w) > 2)
+    for plays in (1, 3, 6):
+        board = random_board(TINY, filtered.lexicon, word_list, rng, plays)
+        for rack in ("ABCDEFG", "AAB?", "H", "HGFE?"):
+            expected = [(m.notation, m.score) for m in unfiltered.generate_moves(board, rack)]
+            got = [(m.notation, m.score) for m in filtered.generate_moves(board, rack)]
+            assert got == expected and expected
 
 
 def test_first_move_covers_the_centre(tiny_setup):

@@ -49,10 +49,11 @@ _Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
  * With a limit (keep >= 0) anchors are searched best bound first, so each play carries
  * its generation-order key in `order` (anchor ordinal << ORDER_ANCHOR_SHIFT | sequence)
  * and ranking breaks ties by it: the top `keep` are the first `keep` of the full ranking.
- * Memory stays bounded: when `count` reaches `compact_at` (and between anchors) the
- * buffer is cut to its best `keep` and the floor set to the worst kept; a play that does
- * not beat the floor (score, then key) could never rank, so it is counted in `total` and
- * dropped, and an anchor whose bound cannot beat it is never searched. */
+ * At most `keep` plays are kept: once there are that many they form a binary heap with
+ * the one ranking lowest at the root, the floor. A play that does not beat the floor
+ * (score, then key) could never rank, so it is counted in `total` and dropped; one that
+ * does takes the root's place. The floor rises with every such play, and a left part or
+ * an anchor whose bound cannot beat it is never searched. */
 typedef struct {
     MoveRecord *items;
     float *equity;   /* beside items when ranking by equity, else NULL */
@@ -61,7 +62,6 @@ typedef struct {
     size_t total;      /* plays found, kept or not: every play unless `pruned` */
     int pruned;        /* some anchor or left part was skipped as unable to rank */
     long keep;         /* -1: keep all */
-    size_t compact_at; /* 0: never compact */
     uint64_t seq;      /* plays emitted so far: the low part of the order key */
     int has_floor;
     int32_t floor_score;
@@ -208,8 +208,6 @@ static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile)
     return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
 }
 
-static int compact(MoveBuf *buf, int by_equity);
-
 /* Resize *array to cap elements of `size` bytes; -1 (array untouched) when memory is out. */
 static int resize(void **array, size_t cap, size_t size) {
     void *grown = realloc(*array, cap * size);
@@ -253,6 +251,55 @@ static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint6
     return bound > floor || (bound == floor && first < b->floor_order);
 }
 
+/* Whether kept play i ranks below kept play j: lower score (or equity), or equal and later. */
+static inline int ranks_below(const MoveBuf *b, int by_equity, size_t i, size_t j) {
+    if (by_equity) {
+        if (b->equity[i] != b->equity[j]) return b->equity[i] < b->equity[j];
+    } else if (b->items[i].score != b->items[j].score) {
+        return b->items[i].score < b->items[j].score;
+    }
+    return b->order[i] > b->order[j];
+}
+
+static void swap_kept(MoveBuf *b, int by_equity, size_t i, size_t j) {
+    MoveRecord m = b->items[i];
+    b->items[i] = b->items[j];
+    b->items[j] = m;
+    uint64_t o = b->order[i];
+    b->order[i] = b->order[j];
+    b->order[j] = o;
+    if (by_equity) {
+        float e = b->equity[i];
+        b->equity[i] = b->equity[j];
+        b->equity[j] = e;
+    }
+}
+
+/* Restore the heap of kept plays below slot i (the lowest-ranking at the root). */
+static void sink(MoveBuf *b, int by_equity, size_t i) {
+    for (;;) {
+        size_t low = i, child = 2 * i + 1;
+        if (child < b->count && ranks_below(b, by_equity, child, low)) low = child;
+        if (child + 1 < b->count && ranks_below(b, by_equity, child + 1, low)) low = child + 1;
+        if (low == i) return;
+        swap_kept(b, by_equity, i, low);
+        i = low;
+    }
+}
+
+/* `keep` plays are kept: heap them (when the last one just came in) or restore the heap
+ * under the root that was replaced, and read the floor off the root. */
+static void raise_floor(MoveBuf *b, int by_equity) {
+    if (!b->has_floor)
+        for (size_t i = b->count / 2; i-- > 0;) sink(b, by_equity, i);
+    else
+        sink(b, by_equity, 0);
+    b->has_floor = 1;
+    b->floor_score = b->items[0].score;
+    b->floor_equity = by_equity ? b->equity[0] : 0.0f;
+    b->floor_order = b->order[0];
+}
+
 static void emit(Search *s, int end_col, Tally t) {
     int start = s->start_col, len = end_col - start;
     if (len < 2) return;
@@ -276,18 +323,17 @@ static void emit(Search *s, int end_col, Tally t) {
     uint64_t order = s->order_base | out->seq++;
     if (out->keep == 0) return;
     if (out->has_floor && !beats_floor(out, s->leaves != NULL, score, equity, order)) return;
-    if (out->compact_at && out->count >= out->compact_at && compact(out, s->leaves != NULL) < 0) {
-        s->failed = FAIL_MEMORY;
-        return;
+    size_t at = 0; /* with `keep` plays kept, the new one replaces the floor at the root */
+    if (!out->has_floor) {
+        if (out->count == out->capacity && grow(out, s->leaves != NULL) < 0) {
+            s->failed = FAIL_MEMORY;
+            return;
+        }
+        at = out->count++;
     }
-    if (out->count == out->capacity && grow(out, s->leaves != NULL) < 0) {
-        s->failed = FAIL_MEMORY;
-        return;
-    }
-    MoveRecord *m = &out->items[out->count];
-    if (s->leaves) out->equity[out->count] = equity;
-    if (out->order) out->order[out->count] = order;
-    out->count++;
+    MoveRecord *m = &out->items[at];
+    if (s->leaves) out->equity[at] = equity;
+    if (out->order) out->order[at] = order;
     m->score = score;
     m->row = (uint8_t)(s->dir ? start : s->row);
     m->col = (uint8_t)(s->dir ? s->row : start);
@@ -295,6 +341,7 @@ static void emit(Search *s, int end_col, Tally t) {
     m->len = (uint8_t)len;
     memset(m->tiles, 0, sizeof m->tiles);
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
+    if (out->keep > 0 && out->count == (size_t)out->keep) raise_floor(out, s->leaves != NULL);
 }
 
 static int time_is_up(const struct timespec *deadline) {
@@ -955,15 +1002,8 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     }
     /* a heap, not a sort: the search usually stops after a few of the anchors */
     for (size_t i = n / 2; i-- > 0;) sift_down(refs, n, i);
-    size_t keep = (size_t)buf->keep;
     int failed = 0;
     for (size_t left = n; left > 0 && !failed; left--) {
-        /* refresh the floor: the N-th best so far */
-        if (keep && buf->count >= keep && (!buf->has_floor || buf->count - keep > keep / 4) &&
-            compact(buf, by_equity) < 0) {
-            failed = FAIL_MEMORY;
-            break;
-        }
         const AnchorRef next = refs[0];
         uint64_t first = (uint64_t)next.ordinal << ORDER_ANCHOR_SHIFT;
         if (passes[0].prune && !could_rank(buf, by_equity, next.bound, first)) {
@@ -1098,7 +1138,7 @@ static uint32_t *equity_order(const MoveBuf *buf) {
 
 /* Rank by score or equity, descending, then generation order: MoveBuf.order when the
  * search was best-first, else the buffer's own order. Best-first buffers (at most
- * compact_at entries) by a comparison sort; every play by equity by equity_order. Returns
+ * `keep` entries) by a comparison sort; every play by equity by equity_order. Returns
  * the best `limit` records, with their keys (equities, when ranking by equity) and order
  * keys. */
 static MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count,
@@ -1145,27 +1185,6 @@ fail:
 
 /* Cut a best-first buffer to its best `keep` plays, in ranked order, and raise the floor
  * to the worst of them (see MoveBuf). */
-static int compact(MoveBuf *buf, int by_equity) {
-    size_t kept = 0;
-    float *eq = NULL;
-    uint64_t *ord = NULL;
-    MoveRecord *best = rank_ordered(buf, buf->keep, by_equity, &kept, &eq, &ord);
-    if (!best) return -1;
-    memcpy(buf->items, best, kept * sizeof *best);
-    memcpy(buf->order, ord, kept * sizeof *ord);
-    if (by_equity) memcpy(buf->equity, eq, kept * sizeof *eq);
-    buf->count = kept;
-    if (kept == (size_t)buf->keep && kept > 0) {
-        buf->has_floor = 1;
-        buf->floor_score = best[kept - 1].score;
-        buf->floor_equity = eq[kept - 1];
-        buf->floor_order = ord[kept - 1];
-    }
-    free(best);
-    free(eq);
-    free(ord);
-    return 0;
-}
 
 /* ------------------------------------------------------- Generator object */
 typedef struct {
@@ -1191,14 +1210,13 @@ typedef struct {
 } SearchArgs;
 
 /* An empty buffer for a search with this limit: best-first buffers (limit >= 0) start
- * with room for their compaction threshold and carry order keys. -1 when memory is out. */
+ * with room for the plays they keep (up to INITIAL_RECORDS, then they grow) and carry order
+ * keys. -1 when memory is out. */
 static int movebuf_init(MoveBuf *buf, long limit, int by_equity) {
     memset(buf, 0, sizeof *buf);
     buf->keep = limit;
-    if (limit >= 0 && (size_t)limit < ((size_t)-1) / (4 * sizeof(MoveRecord)))
-        buf->compact_at = (size_t)limit * 2 > BEST_FIRST_RECORDS ? (size_t)limit * 2 : BEST_FIRST_RECORDS;
     if (limit < 0) return 0;
-    buf->capacity = buf->compact_at && buf->compact_at < INITIAL_RECORDS ? buf->compact_at : INITIAL_RECORDS;
+    buf->capacity = limit < 1 ? 1 : limit < INITIAL_RECORDS ? (size_t)limit : INITIAL_RECORDS;
     buf->items = malloc(buf->capacity * sizeof *buf->items);
     buf->order = malloc(buf->capacity * sizeof *buf->order);
     buf->equity = by_equity ? malloc(buf->capacity * sizeof *buf->equity) : NULL;

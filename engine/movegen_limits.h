@@ -36,7 +36,6 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MODE_ACROSS 1
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
-#define BEST_FIRST_RECORDS 64       /* top-N: compact at max(2N, this) records */
 #define LOCAL_ANCHORS 128           /* anchors whose bounds a best-first search keeps on the stack */
 #define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (8 KiB) */
 #define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */

@@ -62,7 +62,7 @@ class Solver:
 
         mode: "both", "across" or "down". limit: keep only the top N, found best-first: the
         search skips whatever cannot rank (`total` is then None unless nothing was skipped),
-        and memory stays near 2N records. include_exchanges: add every distinct
+        and memory stays within N records. include_exchanges: add every distinct
         exchange and the pass (score 0). rank: "score", or "equity" (score + value of the
         tiles kept, from `leaves`: Leaves or a .klv2 path). budget: seconds the search may
         take; WorkLimitError past it (None: no limit). count_all: with a limit, still

@@ -263,8 +263,8 @@ def test_fuzz_garbage_boards_never_break_the_rules(solver, cells, rack):
 
 
 def test_top_n_in_bounded_memory_is_the_full_rankings_head(solver):
-    """With a limit the generator keeps about 2N records, cutting to the best N and
-    dropping later plays that cannot beat the Nth: the head of the full ranking, ties
+    """With a limit the generator keeps the best N records found so far in a heap, and a
+    later play that cannot beat the Nth is dropped: the head of the full ranking, ties
     and all, for score and for equity, on the two-blank position (158,705 plays)."""
     from anchor.engine.leaves import Leaves
 

@@ -8,6 +8,7 @@ by the server's Limits (PROTOCOL.md, "Limits").
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -431,6 +432,10 @@ def run(args) -> int:
             "limits": {f: getattr(limits, f) for f in _LIMIT_FLAGS},
         },
     )
+    # What is loaded by now (modules, lexica, the connection) lives as long as the worker:
+    # frozen, the cyclic collector stops scanning it at every collection a job's results
+    # set off (batch jobs of 100 positions, the job alone: +7%).
+    gc.freeze()
     try:
         work_until_stopped(
             worker, burst=args.burst, max_jobs=args.max_jobs, log_level=args.log_level

@@ -67,6 +67,8 @@ typedef struct {
     int32_t floor_score;
     float floor_equity;
     uint64_t floor_order;
+    uint32_t floor_rises; /* how often the floor was set: cached answers of could_rank go
+                           * stale when it changes */
 } MoveBuf;
 
 #define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
@@ -298,6 +300,7 @@ static void raise_floor(MoveBuf *b, int by_equity) {
     b->floor_score = b->items[0].score;
     b->floor_equity = by_equity ? b->equity[0] : 0.0f;
     b->floor_order = b->order[0];
+    b->floor_rises++;
 }
 
 static void emit(Search *s, int end_col, Tally t) {
@@ -506,10 +509,27 @@ static void left_part(Search *s, int room) {
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
     uint32_t at = 0;
     path[0] = 0;
+    /* which prefix lengths could still rank, by could_rank on the bounds of this anchor:
+     * bit l of `extend` for left parts of l tiles, of `deeper` for l or more, of `blanks`
+     * for l or more with a blank; asked again only when the floor has moved */
+    uint32_t extend = ~0u, deeper = ~0u, blanks = ~0u, seen = s->out->floor_rises - 1;
+    const int has_blank = s->rack[0] > 0;
     while (!s->failed) {
         const LeftPart e = t->items[at];
+        if (s->prune && seen != s->out->floor_rises) {
+            seen = s->out->floor_rises;
+            extend = deeper = 0;
+            blanks = has_blank ? 0 : ~0u;
+            for (int l = 0; l <= room + 1; l++) {
+                if (l <= room)
+                    extend |= (uint32_t)could_rank(s->out, by_equity, s->left_bound[l], s->order_base) << l;
+                deeper |= (uint32_t)could_rank(s->out, by_equity, s->deeper_bound[l], s->order_base) << l;
+                if (has_blank)
+                    blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
+            }
+        }
         if (can_place(s, e.list, anchor)) {
-            if (!s->prune || could_rank(s->out, by_equity, s->left_bound[e.len], s->order_base))
+            if (extend >> e.len & 1)
                 extend_from_left_part(s, e.list);
             else
                 s->out->pruned = 1;
@@ -521,7 +541,7 @@ static void left_part(Search *s, int room) {
         /* the tiles a longer prefix leaves are fewer still: once none of them can go on the
          * anchor, nothing extending this prefix can be played here */
         if (e.len < room && e.list && (s->cross[anchor] & playable(s))) {
-            if (s->prune && !could_rank(s->out, by_equity, s->deeper_bound[e.len + 1], s->order_base)) {
+            if (!(deeper >> (e.len + 1) & 1)) {
                 s->out->pruned = 1;
             } else {
                 if (!e.expanded && expand_left_part(s, t, at) < 0) {
@@ -532,8 +552,7 @@ static void left_part(Search *s, int room) {
             }
         }
         for (;;) {
-            while (go && (t->items[go].tile & BLANK_FLAG) && s->prune &&
-                   !could_rank(s->out, by_equity, s->deeper_blank[level], s->order_base)) {
+            while (go && (t->items[go].tile & BLANK_FLAG) && !(blanks >> level & 1)) {
                 s->out->pruned = 1; /* nor any longer left part using the blank */
                 go = t->items[go].next;
             }

@@ -139,6 +139,7 @@ typedef struct {
     const uint32_t *nodes;
     const ListMasks *masks;             /* indexed by list start (every one below the extent) */
     const uint8_t *runs;                /* Runs: the letter runs words hold */
+    const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     uint32_t root;
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
@@ -619,6 +620,57 @@ give_up:
     return 0;
 }
 
+static inline size_t run_index(int a, const unsigned *tile, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
+    return at + RUN_AT(a, n);
+}
+
+/* The most letters any word of up to MAX_SIDE letters has before each run of 2..4 letters
+ * (indexed as in build_runs; 0 where no such word holds it): a play's main word holds the
+ * runs of the board tiles in it, so no more of its letters than that can stand before
+ * them. Read off every path of the DAWG from the root, one step per prefix; longer words
+ * fit on no board. Only for alphabets of up to REACH_LETTERS letters (English 464 KiB);
+ * a graph with more than RUN_STEPS prefixes a node, or out of room, gets no table (NULL),
+ * and the search no such cap. Returns -1 when memory is out. */
+static int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out) {
+    *out = NULL;
+    if (a > REACH_LETTERS) return 0;
+    size_t size = RUN_AT(a, 4) + (size_t)a * a * a * a, budget = RUN_STEPS * (size_t)extent;
+    uint8_t *before = calloc(size, 1);
+    if (!before) return -1;
+    uint32_t at[MAX_SIDE]; /* at[d]: the node of the prefix's letter d */
+    unsigned tile[MAX_SIDE];
+    int depth = 0;
+    at[0] = kwg_arc(nodes[0]);
+    if (!at[0]) goto done;
+    for (;;) {
+        if (budget-- == 0) {
+            free(before);
+            return 0;
+        }
+        uint32_t node = nodes[at[depth]];
+        tile[depth] = kwg_tile(node);
+        int valid = tile[depth] >= 1 && tile[depth] <= (unsigned)a;
+        for (int n = 2; valid && n <= 4 && n <= depth + 1; n++) { /* the letters above are valid */
+            size_t g = run_index(a, tile + depth + 1 - n, n);
+            if (before[g] < depth + 1 - n) before[g] = (uint8_t)(depth + 1 - n);
+        }
+        if (valid && kwg_arc(node) && depth + 1 < MAX_SIDE) {
+            at[++depth] = kwg_arc(node); /* down to the first letter after this prefix */
+            continue;
+        }
+        /* on to the next letter at this depth, or back up to one that has a next */
+        while (kwg_is_end(nodes[at[depth]])) {
+            if (depth-- == 0) goto done;
+        }
+        at[depth]++;
+    }
+done:
+    *out = before;
+    return 0;
+}
+
 static inline int has_run(const uint8_t *runs, int a, const unsigned *tile, int n) {
     size_t at = 0;
     for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
@@ -751,7 +803,19 @@ static int left_room(const Search *s, int row, int col) {
         if (s->cells[j] || s->anchor[j]) break;
         room++;
     }
-    return room < s->rack_left - 1 ? room : s->rack_left - 1;
+    if (room > s->rack_left - 1) room = s->rack_left - 1;
+    /* tiles just right of the anchor: the word holds their first run, and no word has more
+     * than before[run] letters before it, the anchor's tile among them */
+    const int base = row * s->cols;
+    unsigned run[4];
+    int n = 0;
+    while (s->before && n < 4 && col + 1 + n < s->cols && s->cells[base + col + 1 + n])
+        run[n] = s->cells[base + col + 1 + n] & TILE_MASK, n++;
+    if (n >= 2) {
+        int most = s->before[run_index(s->rules->alphabet, run, n)] - 1;
+        if (room > most) room = most < 0 ? 0 : most;
+    }
+    return room;
 }
 
 /* The larger of two bounds: never NaN (leave tables with one are refused), so a plain
@@ -1215,6 +1279,7 @@ typedef struct {
     uint32_t n_nodes, extent;
     ListMasks *masks; /* extent entries; built once per Generator */
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
+    uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Rules rules;
 } Generator;
 
@@ -1264,6 +1329,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         p->nodes = g->nodes;
         p->masks = g->masks;
         p->runs = g->runs;
+        p->before = g->reach;
         p->root = kwg_arc(g->nodes[0]);
         p->rules = r;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
@@ -1319,6 +1385,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->owned_nodes);
     free(self->masks);
     free(self->runs);
+    free(self->reach);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1507,7 +1574,8 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         self->masks[i].children = next.children | bit;
         self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
     }
-    if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0) {
+    if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
+        build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -2021,10 +2089,20 @@ static PyObject *Generator_letter_runs(Generator *self, void *closure) {
     return PyBool_FromLong(self->runs != NULL);
 }
 
+static PyObject *Generator_run_reach(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->reach != NULL);
+}
+
 static PyGetSetDef Generator_getset[] = {
     {"letter_runs", (getter)Generator_letter_runs, NULL,
      "Whether the search narrows squares beside tiles by the letter runs words hold (False "
      "for a graph too costly to read them from: the same plays, found more slowly).",
+     NULL},
+    {"run_reach", (getter)Generator_run_reach, NULL,
+     "Whether the search caps the letters a word may have before the tiles beside an anchor "
+     "by how far the lexicon's words reach before their runs (False for a large alphabet or "
+     "a graph too costly to read: the same plays, found more slowly).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

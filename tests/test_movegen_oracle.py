@@ -185,15 +185,17 @@ def dense_graph(letters: int, levels: int, padding: int = 0) -> bytes:
     return struct.pack(f"<{len(nodes)}I", *nodes)
 
 
-def test_the_letter_run_filter_finds_what_the_unfiltered_search_finds():
-    """Beside tiles, only letters whose runs with them occur in some word are tried. A graph
-    too costly to read the runs from gets no filter; the same graph made larger by nodes no
-    word reaches gets one. The same plays, in the same order, prove the filter drops none."""
+def test_the_letter_run_filters_find_what_the_unfiltered_search_finds():
+    """Beside tiles, only letters whose runs with them occur in some word are tried, and
+    before tiles no more letters than words have before their first run. A graph too
+    costly to read the runs from gets neither; the same graph made larger by nodes no word
+    reaches gets both. The same plays, in the same order, prove the filters drop none."""
     words = {"".join(p) for n in (2, 3, 4) for p in product("ABCDEFGH", repeat=n)}
     unfiltered = Solver(Lexicon.from_bytes(dense_graph(8, 4), TINY), TINY)
     filtered = Solver(Lexicon.from_bytes(dense_graph(8, 4, padding=200), TINY), TINY)
     assert set(unfiltered.lexicon) == set(filtered.lexicon) == words
     assert not unfiltered._generator.letter_runs and filtered._generator.letter_runs
+    assert not unfiltered._generator.run_reach and filtered._generator.run_reach
     rng = random.Random(11)
     word_list = sorted(w for w in words if len(w) > 2)
     for plays in (1, 3, 6):

@@ -879,40 +879,53 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
     /* line[MAX_RACK - l .. MAX_RACK + r - 1]: l left squares, then r right ones */
     Square line[2 * MAX_RACK];
     for (int l = 1; l <= room; l++) line[MAX_RACK - l] = square_at(s, base + anchor - l);
-    /* board points and tiles from the anchor up to the (j+1)-th empty square on the right */
+    /* board points and tiles from the anchor up to the (j+1)-th empty square on the right,
+     * and the most rack tiles left of the anchor that the board tiles so far allow: no word
+     * has more letters before a run than Search.before says */
     int32_t board_upto[MAX_RACK + 1];
-    int tiles_upto[MAX_RACK + 1];
-    int right = 0, tiles = 0;
+    int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
+    int right = 0, tiles = 0, most_left = MAX_SIDE;
     int32_t points = 0;
     for (int c = anchor; c < s->cols; c++) {
         int idx = base + c;
         if (s->cells[idx]) {
             points += tile_points(s->rules, s->cells[idx]);
             tiles++;
+            if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
+                unsigned run[4];
+                int n = 0;
+                while (n < 4 && c + n < s->cols && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
+                int most = n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)] - left_len - (c - anchor);
+                if (most < most_left) most_left = most;
+            }
             continue;
         }
         board_upto[right] = points;
         tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
         if (right == s->rack_left || !(s->cross[idx] & can)) break;
         line[MAX_RACK + right++] = square_at(s, idx);
         board_upto[right] = points; /* in case the row ends next */
         tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
     }
     board_upto[right] = points;
     tiles_upto[right] = tiles;
+    left_upto[right] = most_left;
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
-        /* by score the longest span bounds the shorter ones; by equity each length has its
-         * own best leave, and only the rack's length its bingo */
+        /* by score the longest span that can hold a play bounds the shorter ones; by equity
+         * each length has its own best leave, and only the rack's length its bingo */
         b->any[l] = b->blank[l] = -INFINITY;
-        for (int r = s->leaves ? 1 : most; r <= most; r++) {
-            if (left_len + l + r + tiles_upto[r] < 2) continue;
+        for (int r = most; r >= 1; r--) {
+            if (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r]) continue;
             float blank = -INFINITY;
             float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
                                    s->rack[0] ? &blank : NULL);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
+            if (!s->leaves) break;
         }
         if (b->any[l] > top) top = b->any[l];
     }

@@ -22,7 +22,7 @@ MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
 class Solver:
     """Scores, validates and (with the move generator) finds plays for one lexicon."""
 
-    __slots__ = ("lexicon", "rules", "_generator", "_leaves")
+    __slots__ = ("lexicon", "rules", "_generator", "_leaves", "_racks")
 
     def __init__(self, lexicon: Lexicon, rules: Ruleset | None = None):
         rules = rules or lexicon.rules
@@ -34,6 +34,7 @@ class Solver:
         self.lexicon = lexicon
         self.rules = rules
         self._leaves: dict[str, Leaves] = {}
+        self._racks: dict[str, tuple[tuple[int, ...], bytes]] = {}
         try:
             self._generator = _movegen.Generator(lexicon.buffer, *rules.generator_args())
         except ValueError as exc:  # rules the generator cannot play exactly
@@ -70,16 +71,13 @@ class Solver:
         memory as the limit).
         """
         self._check_board(board)
-        tiles = parse_rack(self.rules, rack)
+        tiles, counts = self._rack(rack)
         if mode not in MODES:
             raise InputError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
         ):
             raise InputError(f"limit must be a whole number >= 0 or None, not {limit!r}")
-        counts = bytearray(self.rules.size + 1)
-        for t in tiles:
-            counts[t] += 1
         if rank not in ("score", "equity"):
             raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
         if rank == "equity" and leaves is None:
@@ -102,7 +100,7 @@ class Solver:
                 steps, values = leaves.table(tiles)
                 records, found, complete, equities = self._generator.generate(
                     board.cells,
-                    bytes(counts),
+                    counts,
                     MODES[mode],
                     limit_c,
                     steps,
@@ -113,7 +111,7 @@ class Solver:
             else:
                 records, found, complete = self._generator.generate(
                     board.cells,
-                    bytes(counts),
+                    counts,
                     MODES[mode],
                     limit_c,
                     budget=budget_c,
@@ -139,6 +137,21 @@ class Solver:
         if limit is not None and len(moves) > limit:
             moves.top(limit)
         return moves
+
+    def _rack(self, rack: str) -> tuple[tuple[int, ...], bytes]:
+        """The rack's tiles and its count of each tile, for the generator: parsed once per
+        rack text (racks repeat in analysis, annotation and simulation; a bounded cache)."""
+        known = self._racks.get(rack) if isinstance(rack, str) else None
+        if known is None:
+            tiles = parse_rack(self.rules, rack)
+            counts = bytearray(self.rules.size + 1)
+            for t in tiles:
+                counts[t] += 1
+            known = (tiles, bytes(counts))
+            if len(self._racks) >= 4096:
+                self._racks.clear()
+            self._racks[rack] = known
+        return known
 
     def best_move(self, board: Board, rack: str, mode: str = "both") -> Move | None:
         """The highest-scoring play, or None when there is none."""

@@ -200,6 +200,20 @@ def test_bad_input_is_refused_before_c(solver, kwargs, message):
         solver.generate_moves(bench_positions()[0].board, **kwargs)
 
 
+def test_racks_parsed_once_give_the_same_plays_and_errors(solver):
+    """Racks are parsed once per text and kept: a repeated rack finds the same plays, a bad
+    one is refused every time (never kept), and a non-string is refused, not looked up."""
+    board = bench_positions()[0].board
+    first = [m.notation for m in solver.generate_moves(board, "AEINRS?")]
+    assert [m.notation for m in solver.generate_moves(board, "AEINRS?")] == first
+    assert [m.notation for m in solver.generate_moves(board, "aeinrs?")] == first
+    for _ in range(2):
+        with pytest.raises(InputError, match="not a letter"):
+            solver.generate_moves(board, "AE1")
+    with pytest.raises(InputError, match="a rack must be text"):
+        solver.generate_moves(board, ["A", "E"])
+
+
 def test_board_of_another_ruleset_is_refused(solver, russian):
     with pytest.raises(InputError, match="this solver plays english"):
         solver.generate_moves(Board.empty(russian), "AB")

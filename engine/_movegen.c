@@ -436,13 +436,16 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
 
 /* The left part in s->left is complete: lay it left of the anchor and extend right. */
 static void extend_from_left_part(Search *s, uint32_t list) {
-    int start = s->anchor_col - s->left_len;
-    Tally t = {0, 1, 0, s->left_len};
-    for (int i = 0; i < s->left_len; i++) {
-        int col = start + i, idx = s->row * s->cols + col;
-        s->placed[col] = s->left[i];
-        t.main += tile_points(s->rules, s->left[i]) * s->lm[idx];
-        t.mult *= s->wm[idx];
+    const int n = s->left_len, start = s->anchor_col - n, at = s->row * s->cols + start;
+    const uint8_t *restrict lm = s->lm + at, *restrict wm = s->wm + at, *restrict left = s->left;
+    const int32_t *restrict values = s->rules->values;
+    uint8_t *restrict placed = s->placed + start;
+    Tally t = {0, 1, 0, n};
+    for (int i = 0; i < n; i++) {
+        uint8_t tile = left[i];
+        placed[i] = tile;
+        t.main += ((tile & BLANK_FLAG) ? 0 : values[tile]) * lm[i];
+        t.mult *= wm[i];
     }
     s->start_col = start;
     extend_right(s, list, s->anchor_col, t);

@@ -37,6 +37,7 @@ for _ in range(300):
     solver.generate_moves(board, "".join(rng.sample("AEINRST??", 7)))
 small = Lexicon.build(["AA", "AB", "ABA", "BA", "CAB", "CABS"], rules).to_bytes()
 nodes = list(struct.unpack(f"<{len(small) // 4}I", small))
+seeded = Board.empty(rules).apply([(7, 6, "C"), (7, 7, "A"), (7, 8, "B"), (8, 8, "A")])
 for _ in range(3000):
     mutated = list(nodes)
     for _ in range(rng.randrange(1, 4)):
@@ -45,9 +46,34 @@ for _ in range(3000):
     try:
         _movegen.kwg_check(blob, 26)
         lex = Lexicon.from_bytes(blob, rules)
-        Solver(lex, rules).generate_moves(Board.empty(rules), "ABCS??")
+        mutant = Solver(lex, rules)
+        mutant.generate_moves(Board.empty(rules), "ABCS??")
+        # tiles on the board: the letter-run and reach tables are read beside them
+        mutant.generate_moves(seeded, "ABCS??")
+        mutant.generate_moves(seeded, "ABCS??", limit=2)
     except (LexiconError, ValueError):
         pass
+# graphs that pass the check but are shaped like no builder's: lists shared anywhere,
+# letters and word ends moved (the letter-run and reach tables are read off them)
+starts = sorted({n & 0x3FFFFF for n in nodes if n & 0x3FFFFF})
+for _ in range(600):
+    mutated = list(nodes)
+    for _ in range(rng.randrange(1, 4)):
+        i = rng.randrange(2, len(mutated))
+        kind = rng.randrange(3)
+        if kind == 0:
+            mutated[i] = (mutated[i] & 0xFFFFFF) | (rng.randrange(1, 27) << 24)
+        elif kind == 1:
+            mutated[i] ^= 1 << 23
+        else:
+            mutated[i] = (mutated[i] & ~0x3FFFFF) | rng.choice([0, *starts])
+    try:
+        shaped = Lexicon.from_bytes(struct.pack(f"<{len(mutated)}I", *mutated), rules)
+    except LexiconError:
+        continue
+    mutant = Solver(shaped, rules)
+    mutant.generate_moves(seeded, "".join(rng.sample("ABCSAB??", 6)))
+    mutant.generate_moves(seeded, "ABCS?", limit=1)
 from anchor.engine.leaves import Leaves  # noqa: E402
 
 leaves = Leaves.open(data / "kwg" / "TWL06.klv2", rules)

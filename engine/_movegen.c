@@ -580,10 +580,14 @@ static void left_part(Search *s, int room) {
  * a letter whose runs occur in no word cannot go there. */
 #define RUN_AT(a, n) ((n) == 2 ? 0 : (n) == 3 ? (size_t)(a) * (a) : (size_t)(a) * (a) * ((a) + 1))
 
-static inline void set_run(uint8_t *runs, int a, const unsigned *tile, int n) {
+static inline size_t run_index(int a, const unsigned *tile, int n) {
     size_t at = 0;
     for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
-    at += RUN_AT(a, n);
+    return at + RUN_AT(a, n);
+}
+
+static inline void set_run(uint8_t *runs, int a, const unsigned *tile, int n) {
+    size_t at = run_index(a, tile, n);
     runs[at >> 3] |= (uint8_t)(1u << (at & 7));
 }
 
@@ -621,12 +625,6 @@ static int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **o
 give_up:
     free(runs);
     return 0;
-}
-
-static inline size_t run_index(int a, const unsigned *tile, int n) {
-    size_t at = 0;
-    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
-    return at + RUN_AT(a, n);
 }
 
 /* The most letters any word of up to MAX_SIDE letters has before each run of 2..4 letters
@@ -675,10 +673,19 @@ done:
 }
 
 static inline int has_run(const uint8_t *runs, int a, const unsigned *tile, int n) {
-    size_t at = 0;
-    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
-    at += RUN_AT(a, n);
+    size_t at = run_index(a, tile, n);
     return runs[at >> 3] >> (at & 7) & 1;
+}
+
+/* The most letters a word can have before the run of board tiles starting at `idx` (a
+ * square of row `row`), by its first 2..4 letters; MAX_SIDE when that is not known (no
+ * reach table, or a lone tile). */
+static int letters_before(const Search *s, int row, int idx) {
+    const int end = (row + 1) * s->cols;
+    unsigned run[4];
+    int n = 0;
+    while (s->before && n < 4 && idx + n < end && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
+    return n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)];
 }
 
 /* Of `letters`, those that may go on the empty square (row, col) beside tiles of the row:
@@ -807,15 +814,10 @@ static int left_room(const Search *s, int row, int col) {
         room++;
     }
     if (room > s->rack_left - 1) room = s->rack_left - 1;
-    /* tiles just right of the anchor: the word holds their first run, and no word has more
-     * than before[run] letters before it, the anchor's tile among them */
-    const int base = row * s->cols;
-    unsigned run[4];
-    int n = 0;
-    while (s->before && n < 4 && col + 1 + n < s->cols && s->cells[base + col + 1 + n])
-        run[n] = s->cells[base + col + 1 + n] & TILE_MASK, n++;
-    if (n >= 2) {
-        int most = s->before[run_index(s->rules->alphabet, run, n)] - 1;
+    /* tiles just right of the anchor: no word has more letters before their run than
+     * letters_before says, the anchor's tile among them */
+    if (col + 1 < s->cols) {
+        int most = letters_before(s, row, row * s->cols + col + 1) - 1;
         if (room > most) room = most < 0 ? 0 : most;
     }
     return room;
@@ -895,10 +897,7 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
             points += tile_points(s->rules, s->cells[idx]);
             tiles++;
             if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
-                unsigned run[4];
-                int n = 0;
-                while (n < 4 && c + n < s->cols && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
-                int most = n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)] - left_len - (c - anchor);
+                int most = letters_before(s, row, idx) - left_len - (c - anchor);
                 if (most < most_left) most_left = most;
             }
             continue;
@@ -1282,8 +1281,6 @@ fail:
     return NULL;
 }
 
-/* Cut a best-first buffer to its best `keep` plays, in ranked order, and raise the floor
- * to the worst of them (see MoveBuf). */
 
 /* ------------------------------------------------------- Generator object */
 typedef struct {

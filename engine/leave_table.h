@@ -17,21 +17,26 @@ typedef struct {
     size_t nvals;
 } Klv;
 
-/* Index of a sorted leave in a KLV graph (DAWG order: a word before its extensions), or
- * -1. Every index it follows is checked, so a graph it was not given checked is safe. */
+/* The node for tile t in the sibling list starting at `list` (0 when the list lacks it),
+ * adding to *idx the leaves listed before it. Every index it follows is checked, so a graph
+ * it was not given checked is safe. */
+static uint32_t klv_child(const Klv *k, uint32_t list, unsigned t, long *idx) {
+    for (uint32_t i = list; i && i < k->n; i++) {
+        uint32_t node = k->nodes[i], arc = kwg_arc(node);
+        if (kwg_tile(node) == t) return i;
+        *idx += kwg_accepts(node) + (arc && arc < k->n ? k->counts[arc] : 0);
+        if (kwg_is_end(node)) return 0;
+    }
+    return 0;
+}
+
+/* Index of a sorted leave in a KLV graph (DAWG order: a word before its extensions), or -1. */
 static long klv_index(const Klv *k, const uint8_t *leave, int len) {
     long idx = 0;
     uint32_t list = k->n ? kwg_arc(k->nodes[0]) : 0;
     for (int d = 0; d < len; d++) {
-        if (!list) return -1;
-        uint32_t i = list;
-        for (;; i++) {
-            if (i >= k->n) return -1;
-            uint32_t node = k->nodes[i], arc = kwg_arc(node);
-            if (kwg_tile(node) == leave[d]) break;
-            idx += kwg_accepts(node) + (arc && arc < k->n ? k->counts[arc] : 0);
-            if (kwg_is_end(node)) return -1;
-        }
+        uint32_t i = klv_child(k, list, leave[d], &idx);
+        if (!i) return -1;
         uint32_t node = k->nodes[i];
         if (d == len - 1) return kwg_accepts(node) ? idx : -1;
         idx += kwg_accepts(node);
@@ -44,6 +49,46 @@ static long klv_index(const Klv *k, const uint8_t *leave, int len) {
 static float klv_value(const Klv *k, const uint8_t *leave, int len) {
     long idx = len ? klv_index(k, leave, len) : -1;
     return idx >= 0 && (size_t)idx < k->nvals ? k->values[idx] : 0.0f;
+}
+
+/* One walk of a rack's leaves through the KLV graph (leave_fill): the rack's distinct tiles
+ * in sorted order, and where the values go. */
+typedef struct {
+    const Klv *k;
+    const uint8_t *have;
+    const uint8_t *tile; /* distinct tiles, ascending (blank 0 first) */
+    int distinct;
+    const uint16_t *steps;
+    float *table;
+} LeaveWalk;
+
+/* The leaves keeping tiles tile[d..] in every number the rack allows, after a sorted leave
+ * of `len` tiles whose key so far is `key`: `at` is that leave's index in the graph (-1
+ * when it is none), `list` and `idx` where the graph goes on from it (list 0: nowhere, and
+ * every longer leave gets 0). Leaves sharing a beginning share its walk, so the rack's
+ * 2^7 leaves cost a few hundred node reads rather than one walk from the root each. */
+static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t list, long idx, long at) {
+    if (d == w->distinct) {
+        w->table[key] = len && at >= 0 && (size_t)at < w->k->nvals ? w->k->values[at] : 0.0f;
+        return;
+    }
+    const Klv *k = w->k;
+    const unsigned t = w->tile[d];
+    const int have = w->have[t];
+    leave_walk(w, d + 1, key + (size_t)have * w->steps[t], len, list, idx, at); /* none kept */
+    for (int kept = 1; kept <= have; kept++) {
+        uint32_t i = klv_child(k, list, t, &idx);
+        if (i) {
+            uint32_t node = k->nodes[i];
+            at = kwg_accepts(node) ? idx : -1;
+            idx += kwg_accepts(node);
+            list = kwg_arc(node);
+        } else { /* not in the graph: nor is any leave going on from here */
+            list = 0;
+            at = -1;
+        }
+        leave_walk(w, d + 1, key + (size_t)(have - kept) * w->steps[t], len + kept, list, idx, at);
+    }
 }
 
 /* The leave table of a rack (tile counts `have`, at most MAX_RACK tiles): steps[t] is
@@ -62,17 +107,8 @@ static size_t leave_fill(const Klv *k, const uint8_t have[MAX_LETTERS + 1],
         steps[t] = (uint16_t)radix;
         radix *= (size_t)have[t] + 1;
     }
-    for (size_t key = 0; key < radix; key++) {
-        uint8_t leave[MAX_RACK];
-        int len = 0;
-        size_t rest = key;
-        for (int d = 0; d < nd; d++) {
-            int t = distinct[d], used = (int)(rest % ((size_t)have[t] + 1));
-            rest /= (size_t)have[t] + 1;
-            for (int c = 0; c < have[t] - used; c++) leave[len++] = (uint8_t)t;
-        }
-        table[key] = klv_value(k, leave, len);
-    }
+    const LeaveWalk w = {k, have, distinct, nd, steps, table};
+    leave_walk(&w, 0, 0, 0, k->n ? kwg_arc(k->nodes[0]) : 0, 0, -1);
     return radix;
 }
 

@@ -3,6 +3,7 @@ round trip through our own writer, equities recomputed independently, the equity
 
 from __future__ import annotations
 
+import itertools
 import random
 import struct
 
@@ -60,6 +61,44 @@ def test_write_and_read_back_every_leave(values):
     for leave, value in values.items():
         assert back.value(leave) == pytest.approx(value)
     assert back.index((25, 25, 25, 25, 25, 25, 25)) is None
+
+
+def leave_table_entries(leaves: Leaves, rack: list[int]):
+    """(table value, the leave's own value) for every sub-multiset of `rack` used: the C
+    table read by its mixed-radix keys, against Leaves.value of the tiles kept."""
+    steps, values = leaves.table(tuple(rack))
+    step = struct.unpack(f"={len(steps) // 2}H", steps)
+    table = struct.unpack(f"={len(values) // 4}f", values)
+    counts = {t: rack.count(t) for t in set(rack)}
+    for used in itertools.product(*(range(n + 1) for n in counts.values())):
+        key = sum(u * step[t] for u, t in zip(used, counts, strict=True))
+        kept = [t for u, (t, n) in zip(used, counts.items(), strict=True) for _ in range(n - u)]
+        yield table[key], leaves.value(kept)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 26), max_size=7))
+def test_leave_table_holds_every_leave_of_the_rack(leaves, rack):
+    for got, want in leave_table_entries(leaves, rack):
+        assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.lists(st.integers(0, 5), min_size=1, max_size=6).map(lambda t: tuple(sorted(t))),
+        st.floats(-50, 50, allow_nan=False, width=32),
+        min_size=1,
+        max_size=40,
+    ),
+    st.lists(st.integers(0, 6), max_size=7),
+)
+def test_leave_table_of_a_sparse_file(values, rack):
+    """A file listing few leaves: most walks through the graph stop early, and every leave
+    it lacks is worth 0."""
+    sparse = Leaves(Leaves.to_bytes(values), ENGLISH)
+    for got, want in leave_table_entries(sparse, rack):
+        assert got == want
 
 
 @pytest.mark.parametrize(

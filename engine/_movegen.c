@@ -133,6 +133,31 @@ typedef struct {
     uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
 } Rules;
 
+/* Bingo words by their letters: every word of rack_size letters or more (the whole rack,
+ * alone or with board tiles), keyed by the sum of its letters' random codes (so a key
+ * needs no sorting and grows a letter at a time), in an open addressing set (0: empty). Two multisets may share a key; then a rack is taken to spell a word it
+ * does not, which keeps a bingo in a bound and never drops a play. Built once per
+ * Generator (build_anagrams). */
+typedef struct {
+    uint64_t *slots;
+    size_t mask; /* slots - 1, a power of two less one */
+    size_t count;
+    uint64_t code[MAX_LETTERS + 1]; /* by letter */
+} Anagrams;
+
+/* What the search knows of the rack's bingos, shared by both passes (the rack is whole
+ * whenever bounds are taken, so one answer per set of board letters serves the whole
+ * search): the answers last asked, by the board letters' codes, direct-mapped. */
+typedef struct {
+    int checked;  /* the rack has rack_size tiles, at most two blanks and a set to ask */
+    uint64_t key; /* its letters' codes, blanks left out */
+    int alone;    /* it spells a word by itself */
+    struct {
+        uint64_t with; /* the board letters' codes */
+        int8_t known, spells;
+    } asked[BINGO_ANSWERS];
+} Bingos;
+
 /* Everything LeftPart/ExtendRight read and write, for one pass over one orientation.
  * The down pass runs on the transposed board, so the search only knows "across". */
 typedef struct {
@@ -140,6 +165,8 @@ typedef struct {
     const ListMasks *masks;             /* indexed by list start (every one below the extent) */
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
+    const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
+    Bingos *bingos;                     /* shared by the two passes */
     uint32_t root;
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
@@ -573,6 +600,95 @@ static void left_part(Search *s, int room) {
     while (s->left_len > 0) drop_left_tile(s);
 }
 
+static inline size_t anagram_slot(const Anagrams *a, uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & a->mask;
+}
+
+static int anagram_has(const Anagrams *a, uint64_t key) {
+    if (!key) key = 1; /* 0 marks an empty slot */
+    for (size_t i = anagram_slot(a, key);; i = (i + 1) & a->mask) {
+        if (a->slots[i] == key) return 1;
+        if (!a->slots[i]) return 0;
+    }
+}
+
+static int anagram_add(Anagrams *a, uint64_t key) {
+    if (!key) key = 1;
+    if (2 * (a->count + 1) > a->mask + 1) { /* keep it at most half full */
+        size_t size = 2 * (a->mask + 1);
+        uint64_t *old = a->slots, old_mask = a->mask;
+        if (!(a->slots = calloc(size, sizeof *a->slots))) {
+            a->slots = old;
+            return -1;
+        }
+        a->mask = size - 1;
+        a->count = 0;
+        for (size_t i = 0; i <= old_mask; i++)
+            if (old[i]) anagram_add(a, old[i]);
+        free(old);
+    }
+    size_t i = anagram_slot(a, key);
+    while (a->slots[i] && a->slots[i] != key) i = (i + 1) & a->mask;
+    if (!a->slots[i]) {
+        a->slots[i] = key;
+        a->count++;
+    }
+    return 0;
+}
+
+/* A letter's code for Anagrams keys: splitmix64 of the letter, fixed so that keys are
+ * the same in every process. */
+static uint64_t letter_code(unsigned letter) {
+    uint64_t z = (letter + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Every word of `rack` letters or more, by its letters (Anagrams): the whole DAWG walked.
+ * A graph that takes more than RUN_STEPS steps a node below its extent to walk gets no set
+ * (nor do words longer than MAX_SIDE), and the search then keeps the bingo in every bound.
+ * Returns -1 when memory is out. */
+static int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out) {
+    memset(out, 0, sizeof *out);
+    for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
+    Anagrams set = *out;
+    if (!(set.slots = calloc(1024, sizeof *set.slots))) return -1;
+    set.mask = 1023;
+    size_t budget = RUN_STEPS * (size_t)extent;
+    uint32_t at[MAX_SIDE]; /* at[d]: the node of the prefix's letter d */
+    uint64_t key[MAX_SIDE + 1] = {0}; /* key[d]: the codes of the prefix's first d letters */
+    int depth = 0;
+    at[0] = kwg_arc(nodes[0]);
+    if (!at[0]) goto done;
+    for (;;) {
+        if (budget-- == 0) goto give_up;
+        uint32_t node = nodes[at[depth]];
+        unsigned t = kwg_tile(node);
+        int valid = t >= 1 && t <= (unsigned)a;
+        key[depth + 1] = key[depth] + (valid ? set.code[t] : 0);
+        if (valid && kwg_accepts(node) && depth + 1 >= rack && anagram_add(&set, key[depth + 1]) < 0) {
+            free(set.slots);
+            return -1;
+        }
+        if (valid && kwg_arc(node)) {
+            if (depth + 1 == MAX_SIDE) goto give_up;
+            at[++depth] = kwg_arc(node);
+            continue;
+        }
+        while (kwg_is_end(nodes[at[depth]])) {
+            if (depth-- == 0) goto done;
+        }
+        at[depth]++;
+    }
+give_up:
+    free(set.slots);
+    return 0;
+done:
+    *out = set;
+    return 0;
+}
+
 /* Which runs of 2, 3 and 4 letters occur in some word of the lexicon, as bits: a run of n
  * letters (1..A) is the base-A number of its letters minus one, at bit RUN_AT(A, n) + that
  * number. Built once per Generator, (A^2 + A^3 + A^4) bits: 57 KiB for 26 letters, 2 MiB at
@@ -823,6 +939,53 @@ static int left_room(const Search *s, int row, int col) {
     return room;
 }
 
+/* What rack_spells needs of the rack: its key, and whether it can be asked at all. */
+static void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r) {
+    int tiles = 0;
+    memset(b, 0, sizeof *b);
+    for (int t = 0; t <= r->alphabet; t++) {
+        tiles += rack[t];
+        if (t && set) b->key += rack[t] * set->code[t];
+    }
+    b->checked = set != NULL && tiles == r->rack_size && rack[0] <= 2;
+}
+
+/* Whether the whole rack, with board letters whose codes sum to `with`, spells some word:
+ * each blank tried as every letter. Yes when the rack is not checked (Bingos.checked),
+ * and with two blanks and board letters (such a rack nearly always does; 351 pairs to
+ * try). */
+static int rack_spells(const Search *s, uint64_t with, int board_tiles) {
+    const Bingos *b = s->bingos;
+    const Anagrams *set = s->anagrams;
+    const int alphabet = s->rules->alphabet, blanks = s->rack[0];
+    if (!b->checked || (blanks == 2 && board_tiles)) return 1;
+    const uint64_t key = b->key + with;
+    if (blanks == 0) return anagram_has(set, key);
+    for (int x = 1; x <= alphabet; x++) {
+        if (blanks == 1) {
+            if (anagram_has(set, key + set->code[x])) return 1;
+            continue;
+        }
+        for (int y = x; y <= alphabet; y++)
+            if (anagram_has(set, key + set->code[x] + set->code[y])) return 1;
+    }
+    return 0;
+}
+
+/* rack_spells, remembered for the search. */
+static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
+    Bingos *b = s->bingos;
+    if (!board_tiles) return b->alone;
+    if (!b->checked) return 1;
+    int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
+    if (!b->asked[i].known || b->asked[i].with != with) {
+        b->asked[i].with = with;
+        b->asked[i].known = 1;
+        b->asked[i].spells = (int8_t)rack_spells(s, with, board_tiles);
+    }
+    return b->asked[i].spells;
+}
+
 /* The larger of two bounds: never NaN (leave tables with one are refused), so a plain
  * comparison, which the compiler inlines where fmaxf would be a libm call. */
 static inline float max_bound(float a, float b) { return a > b ? a : b; }
@@ -845,7 +1008,8 @@ static inline Square square_at(const Search *s, int idx) {
  * cross-word; the rack's highest tiles on the heaviest squares (rearrangement inequality)
  * bound every assignment, whatever the lexicon allows. *with_blank: the same bound for the
  * plays among them that put down a blank. */
-static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum, float *with_blank) {
+static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum, int32_t bingo,
+                        float *with_blank) {
     int32_t mult = 1, cross = 0, weight[MAX_RACK];
     for (int i = 0; i < k; i++) mult *= sq[i].wm;
     for (int i = 0; i < k; i++) {
@@ -857,7 +1021,7 @@ static float span_bound(const Search *s, const Square *sq, int k, int32_t board_
     }
     int32_t score = board_sum * mult + cross;
     for (int i = 0; i < k; i++) score += weight[i] * s->tile_desc[i];
-    if (k == s->rules->rack_size) score += s->rules->bingo;
+    if (k == s->rules->rack_size) score += bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
@@ -870,14 +1034,18 @@ static float span_bound(const Search *s, const Square *sq, int k, int32_t board_
  * the board tiles just after the last one). b->any[l] bounds the plays whose left part has
  * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
  * of them with a blank; returns the largest, -INFINITY when no play fits. */
-static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b) {
+static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     const int base = row * s->cols;
     const uint64_t can = playable(s);
     int32_t on_left = 0; /* points of a left part already on the board */
     int left_len = 0, room = 0;
+    const Anagrams *set = s->anagrams;
+    uint64_t left_codes = 0; /* the letters of a left part already on the board */
     if (anchor > 0 && s->cells[base + anchor - 1]) {
-        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++)
+        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++) {
             on_left += tile_points(s->rules, s->cells[base + c]);
+            if (set) left_codes += set->code[s->cells[base + c] & TILE_MASK];
+        }
     } else {
         room = left_room(s, row, anchor);
     }
@@ -889,13 +1057,16 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
      * has more letters before a run than Search.before says */
     int32_t board_upto[MAX_RACK + 1];
     int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
+    uint64_t codes_upto[MAX_RACK + 1]; /* and the codes of those tiles' letters (Anagrams) */
     int right = 0, tiles = 0, most_left = MAX_SIDE;
     int32_t points = 0;
+    uint64_t codes = left_codes;
     for (int c = anchor; c < s->cols; c++) {
         int idx = base + c;
         if (s->cells[idx]) {
             points += tile_points(s->rules, s->cells[idx]);
             tiles++;
+            if (set) codes += set->code[s->cells[idx] & TILE_MASK];
             if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
                 int most = letters_before(s, row, idx) - left_len - (c - anchor);
                 if (most < most_left) most_left = most;
@@ -905,15 +1076,18 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
         board_upto[right] = points;
         tiles_upto[right] = tiles;
         left_upto[right] = most_left;
+        codes_upto[right] = codes;
         if (right == s->rack_left || !(s->cross[idx] & can)) break;
         line[MAX_RACK + right++] = square_at(s, idx);
         board_upto[right] = points; /* in case the row ends next */
         tiles_upto[right] = tiles;
         left_upto[right] = most_left;
+        codes_upto[right] = codes;
     }
     board_upto[right] = points;
     tiles_upto[right] = tiles;
     left_upto[right] = most_left;
+    codes_upto[right] = codes;
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
@@ -923,7 +1097,12 @@ static float anchor_bound(const Search *s, int row, int anchor, AnchorBounds *b)
         for (int r = most; r >= 1; r--) {
             if (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r]) continue;
             float blank = -INFINITY;
-            float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r],
+            /* the whole rack: the bingo only when some word has exactly the rack's letters
+             * and the span's board letters */
+            int32_t bingo = s->rules->bingo;
+            if (l + r == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r]))
+                bingo = 0;
+            float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r], bingo,
                                    s->rack[0] ? &blank : NULL);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
@@ -1081,7 +1260,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     size_t n = 0;
     for (int dir = 0; dir < 2; dir++) {
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
-        const Search *s = &passes[dir];
+        Search *s = &passes[dir];
         for (int row = 0; row < s->rows; row++)
             for (int col = 0; col < s->cols; col++) {
                 int idx = row * s->cols + col;
@@ -1293,6 +1472,7 @@ typedef struct {
     ListMasks *masks; /* extent entries; built once per Generator */
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
+    Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
     Rules rules;
 } Generator;
 
@@ -1337,12 +1517,17 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
     int32_t tile_desc[MAX_RACK] = {0};
     float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
     rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);
+    const Anagrams *anagrams = g->anagrams.slots ? &g->anagrams : NULL;
+    Bingos bingos[1];
+    bingos_init(bingos, anagrams, rack, r);
     for (int dir = 0; dir < 2; dir++) {
         Search *p = &s[dir];
         p->nodes = g->nodes;
         p->masks = g->masks;
         p->runs = g->runs;
         p->before = g->reach;
+        p->anagrams = anagrams;
+        p->bingos = bingos;
         p->root = kwg_arc(g->nodes[0]);
         p->rules = r;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
@@ -1366,6 +1551,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         p->order_base = 0;
         if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) prepare_pass(p, r, board, dir);
     }
+    bingos->alone = rack_spells(&s[0], 0, 0);
     if (!s[0].root) return 0; /* an empty lexicon: no plays */
     if (a->limit == 0 && !a->count_all) {
         buf->pruned = 1; /* nothing wanted, nothing searched */
@@ -1399,6 +1585,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->masks);
     free(self->runs);
     free(self->reach);
+    free(self->anagrams.slots);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1588,7 +1775,8 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
     }
     if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
-        build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0) {
+        build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||
+        build_anagrams(self->nodes, self->extent, r->alphabet, r->rack_size, &self->anagrams) < 0) {
         PyErr_NoMemory();
         return -1;
     }

@@ -14,13 +14,14 @@ import random
 from functools import cache
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from anchor.engine import Board, Lexicon, Ruleset, Solver
 from anchor.engine.gcg import read_gcg, replay
 from anchor.engine.leaves import Leaves
-from anchor.engine.legality import random_rack
+from anchor.engine.legality import random_rack, unseen
+from anchor.engine.rules import BLANK
 from anchor.engine.selfplay import play_game
 
 from .conftest import ROOT, data_path
@@ -107,6 +108,55 @@ def test_top_n_with_blanks_is_the_head_of_the_full_ranking(index, seed, n, blank
     boards = positions("english")
     board = boards[index % len(boards)]
     rack = random_rack(board, random.Random(seed)).replace("?", "")[: 7 - blanks] + "?" * blanks
+    rank = {"rank": "equity", "leaves": twl06_leaves()} if by_equity else {}
+    assert_head(solver, board, rack, n, **rank)
+
+
+@cache
+def bingo_words(name: str) -> tuple[str, ...]:
+    """The lexicon's words of a rack's length to two more: what a whole rack spells alone
+    or with one or two board letters."""
+    solver = solver_for(name)
+    size = solver.rules.rack_size
+    return tuple(w for w in solver.lexicon if size <= len(w) <= size + 2)
+
+
+def bingo_rack(board: Board, word: str, rng: random.Random, blanks: int, miss: bool) -> str | None:
+    """A rack of `word`'s letters (all of them, or all but one), `blanks` of them blanks,
+    one changed when `miss` (a rack a letter away from spelling it); None when the tiles
+    the board leaves cannot make it."""
+    rules = board.rules
+    letters = rng.sample(word, rules.rack_size)
+    if miss:
+        letters[0] = rng.choice(rules.alphabet)
+    letters[:blanks] = [BLANK] * blanks
+    left = unseen(board)
+    left.subtract(0 if ch == BLANK else rules.letter_index[ch] for ch in letters)
+    return "".join(letters) if min(left.values()) >= 0 else None
+
+
+@pytest.mark.parametrize("name", ["english", "russian", "erudit"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_top_n_with_bingo_racks_is_the_head_of_the_full_ranking(name, data):
+    """Racks that spell a bingo, alone or with board letters, or miss one by a letter: the
+    shadow bound keeps a span's bingo only when the rack and the span's board letters
+    spell a word, so these racks are where dropping it could go wrong."""
+    solver = solver_for(name)
+    boards = positions(name)
+    board = boards[data.draw(st.integers(0, len(boards) - 1), label="position")]
+    words = bingo_words(name)
+    rng = random.Random(data.draw(st.integers(0, 10**9), label="seed"))
+    blanks = data.draw(st.integers(0, min(2, solver.rules.blanks)), label="blanks")
+    miss = data.draw(st.booleans(), label="a letter away")
+    rack = None
+    for _ in range(50):
+        rack = bingo_rack(board, rng.choice(words), rng, blanks, miss)
+        if rack:
+            break
+    assume(rack is not None)
+    n = data.draw(st.sampled_from(SIZES), label="N")
+    by_equity = name == "english" and data.draw(st.booleans(), label="by equity")
     rank = {"rank": "equity", "leaves": twl06_leaves()} if by_equity else {}
     assert_head(solver, board, rack, n, **rank)
 

@@ -137,8 +137,13 @@ static int best_turn(Playout *p, int side, Turn *turn) {
     memset(turn, 0, sizeof *turn);
     turn->kind = TURN_PASS;
     if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
-        float value;
-        best_exchange(p, rack, steps, keys, turn, &value);
+        /* an exchange is worth the best leave of the tiles it keeps, the pass that of the
+         * whole rack: the search's bounds hold the best leave for each number of tiles
+         * given up, so the exchanges are looked at only when one could beat the play */
+        float most = keys ? p->table[0] : 0.0f;
+        for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->passes[0].best_leave[k]);
+        float value = -INFINITY;
+        if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, keys, turn, &value);
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
     }
     if (best >= 0) {

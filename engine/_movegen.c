@@ -1002,28 +1002,58 @@ static inline Square square_at(const Search *s, int idx) {
     return (Square){s->lm[idx], s->wm[idx], has ? s->cross_score[idx] * s->wm[idx] : 0, has};
 }
 
-/* The most a play filling exactly these k squares could score (or be worth), with
- * `board_sum` points of board tiles in its main word. Each square weighs its tile by letter
- * premium times the word premium, plus letter times word premium again when it makes a
- * cross-word; the rack's highest tiles on the heaviest squares (rearrangement inequality)
- * bound every assignment, whatever the lexicon allows. *with_blank: the same bound for the
- * plays among them that put down a blank. */
-static float span_bound(const Search *s, const Square *sq, int k, int32_t board_sum, int32_t bingo,
-                        float *with_blank) {
-    int32_t mult = 1, cross = 0, weight[MAX_RACK];
-    for (int i = 0; i < k; i++) mult *= sq[i].wm;
-    for (int i = 0; i < k; i++) {
-        int32_t w = sq[i].lm * (mult + sq[i].has_cross * sq[i].wm);
-        int j = i;
-        for (; j > 0 && weight[j - 1] < w; j--) weight[j] = weight[j - 1];
-        weight[j] = w;
-        cross += sq[i].cross;
+/* Squares a play fills, grown one at a time (the longer spans of a shadow bound extend the
+ * shorter): each square weighs its tile by letter premium times the word premium, plus
+ * letter times word premium again when it makes a cross-word. A square with a word premium
+ * changes every weight; any other only adds its own. */
+typedef struct {
+    const Square *sq; /* sq[0 .. k-1] */
+    int k;
+    int32_t mult, cross;
+    int32_t weight[MAX_RACK]; /* heaviest first */
+} Span;
+
+static inline void span_weigh(Span *p, int i) {
+    const Square *q = &p->sq[i];
+    int32_t w = q->lm * (p->mult + q->has_cross * q->wm);
+    int j = i;
+    for (; j > 0 && p->weight[j - 1] < w; j--) p->weight[j] = p->weight[j - 1];
+    p->weight[j] = w;
+}
+
+/* Adds square sq[k]. */
+static inline void span_grow(Span *p) {
+    const Square *q = &p->sq[p->k++];
+    p->cross += q->cross;
+    if (q->wm == 1) {
+        span_weigh(p, p->k - 1);
+    } else {
+        p->mult *= q->wm;
+        for (int i = 0; i < p->k; i++) span_weigh(p, i);
     }
-    int32_t score = board_sum * mult + cross;
-    for (int i = 0; i < k; i++) score += weight[i] * s->tile_desc[i];
+}
+
+/* Fills the span with its first k squares at once (one weighing, whatever the premiums). */
+static inline void span_fill(Span *p, int k) {
+    for (int i = 0; i < k; i++) {
+        p->mult *= p->sq[i].wm;
+        p->cross += p->sq[i].cross;
+    }
+    for (int i = 0; i < k; i++) span_weigh(p, i);
+    p->k = k;
+}
+
+/* The most a play filling exactly the span's k squares could score (or be worth), with
+ * `board_sum` points of board tiles in its main word: the rack's highest tiles on the
+ * heaviest squares (rearrangement inequality) bound every assignment, whatever the lexicon
+ * allows. *with_blank: the same bound for the plays among them that put down a blank. */
+static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32_t bingo, float *with_blank) {
+    const int k = p->k;
+    int32_t score = board_sum * p->mult + p->cross;
+    for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
     if (k == s->rules->rack_size) score += bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
-    if (with_blank) *with_blank = (float)(score - weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
+    if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
 }
 
@@ -1091,10 +1121,20 @@ static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     float top = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
-        /* by score the longest span that can hold a play bounds the shorter ones; by equity
-         * each length has its own best leave, and only the rack's length its bingo */
         b->any[l] = b->blank[l] = -INFINITY;
-        for (int r = most; r >= 1; r--) {
+        /* spans of l left squares and r right ones. By score the longest that can hold a
+         * play bounds the shorter ones; by equity each length has its own best leave (and
+         * only the rack's length its bingo): every r, shortest first, each growing the last */
+        int r = s->leaves ? 1 : most;
+        while (!s->leaves && r >= 1 && (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r])) r--;
+        if (r < 1) continue;
+        Span span; /* weights written as the squares come: not zeroed */
+        span.sq = line + MAX_RACK - l;
+        span.mult = 1;
+        span.cross = 0;
+        span_fill(&span, s->leaves ? l : l + r);
+        for (; r >= 1 && r <= most; r++) {
+            if (s->leaves) span_grow(&span);
             if (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r]) continue;
             float blank = -INFINITY;
             /* the whole rack: the bingo only when some word has exactly the rack's letters
@@ -1102,8 +1142,7 @@ static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             int32_t bingo = s->rules->bingo;
             if (l + r == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r]))
                 bingo = 0;
-            float any = span_bound(s, line + MAX_RACK - l, l + r, on_left + board_upto[r], bingo,
-                                   s->rack[0] ? &blank : NULL);
+            float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
             if (!s->leaves) break;

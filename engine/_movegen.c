@@ -175,6 +175,7 @@ typedef struct {
     uint64_t cross[MAX_CELLS];          /* rack letters the perpendicular word allows */
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
+    uint32_t anchors[MAX_SIDE];         /* the same, a bit per column of each row */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
@@ -865,6 +866,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
         uint32_t vertical = (row > 0 ? occupied[row - 1] : 0) | (row + 1 < s->rows ? occupied[row + 1] : 0);
         uint32_t empty = ~here & full;
         uint32_t anchors = empty & (vertical | ((here << 1) & full) | (here >> 1));
+        s->anchors[row] = anchors;
         for (uint32_t a = anchors; a; a &= a - 1) s->anchor[row * s->cols + __builtin_ctz(a)] = 1;
         for (uint32_t x = empty & vertical; x; x &= x - 1) {
             int col = __builtin_ctz(x), idx = row * s->cols + col;
@@ -917,6 +919,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
     if (!any_tile) {
         int cr = dir ? r->centre_col : r->centre_row, cc = dir ? r->centre_row : r->centre_col;
         s->anchor[cr * s->cols + cc] = 1;
+        s->anchors[cr] = 1u << cc;
     }
 }
 
@@ -1202,8 +1205,10 @@ static inline int can_start(const Search *s, int idx) {
 /* Every play of one pass, in generation order. */
 static void run_pass(Search *s) {
     for (int row = 0; row < s->rows && !s->failed; row++)
-        for (int col = 0; col < s->cols && !s->failed; col++)
+        for (uint32_t a = s->anchors[row]; a && !s->failed; a &= a - 1) {
+            int col = __builtin_ctz(a);
             if (can_start(s, row * s->cols + col)) search_anchor(s, row, col, NULL);
+        }
 }
 
 /* The rack's distinct tiles (blank 0 first): the digits of its sub-multisets. */
@@ -1301,8 +1306,8 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
         Search *s = &passes[dir];
         for (int row = 0; row < s->rows; row++)
-            for (int col = 0; col < s->cols; col++) {
-                int idx = row * s->cols + col;
+            for (uint32_t a = s->anchors[row]; a; a &= a - 1) {
+                int col = __builtin_ctz(a), idx = row * s->cols + col;
                 if (!can_start(s, idx)) continue;
                 if (n == LOCAL_ANCHORS && bounds == local) {
                     bounds = malloc(2 * MAX_CELLS * sizeof *bounds);

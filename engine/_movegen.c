@@ -646,10 +646,11 @@ static uint64_t letter_code(unsigned letter) {
     return z ^ (z >> 31);
 }
 
-/* Every word of `rack` letters or more, by its letters (Anagrams): the whole DAWG walked.
- * A graph that takes more than RUN_STEPS steps a node below its extent to walk gets no set
- * (nor do words longer than MAX_SIDE), and the search then keeps the bingo in every bound.
- * Returns -1 when memory is out. */
+/* Every word of `rack` to MAX_SIDE letters (no board holds a longer one), by its letters
+ * (Anagrams): the DAWG walked to that depth. A graph that takes more than RUN_STEPS steps a
+ * node below its extent to walk, or holds more than ANAGRAM_KEYS keys a node, gets no set
+ * (a made-up graph can hold far more words than nodes), and the search then keeps the
+ * bingo in every bound. Returns -1 when memory is out. */
 static int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out) {
     memset(out, 0, sizeof *out);
     for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
@@ -668,12 +669,14 @@ static int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rac
         unsigned t = kwg_tile(node);
         int valid = t >= 1 && t <= (unsigned)a;
         key[depth + 1] = key[depth] + (valid ? set.code[t] : 0);
-        if (valid && kwg_accepts(node) && depth + 1 >= rack && anagram_add(&set, key[depth + 1]) < 0) {
-            free(set.slots);
-            return -1;
+        if (valid && kwg_accepts(node) && depth + 1 >= rack) {
+            if (set.count >= ANAGRAM_KEYS * (size_t)extent + 1024) goto give_up;
+            if (anagram_add(&set, key[depth + 1]) < 0) {
+                free(set.slots);
+                return -1;
+            }
         }
-        if (valid && kwg_arc(node)) {
-            if (depth + 1 == MAX_SIDE) goto give_up;
+        if (valid && kwg_arc(node) && depth + 1 < MAX_SIDE) {
             at[++depth] = kwg_arc(node);
             continue;
         }

@@ -161,6 +161,57 @@ def test_top_n_with_bingo_racks_is_the_head_of_the_full_ranking(name, data):
     assert_head(solver, board, rack, n, **rank)
 
 
+def bingos_through_two_tiles(limit: int) -> list[tuple[Board, str]]:
+    """(board, rack) where the rack's seven tiles and two board tiles of a row spell a
+    nine-letter word with nothing on the board either side: the racks that spell a bingo
+    only with those letters, found in the English self-play positions (and their
+    transposes, for columns)."""
+    solver = solver_for("english")
+    nine = [w for w in bingo_words("english") if len(w) == 9]
+    by_pair: dict[tuple[int, str, int, str], list[str]] = {}
+    for word in nine:
+        for i in range(9):
+            for k in range(i + 1, 9):
+                by_pair.setdefault((i, word[i], k, word[k]), []).append(word)
+    rng = random.Random(9)
+    found = []
+    for board in [b for pos in positions("english") for b in (pos, pos.transpose())]:
+        rows, cols = board.rules.rows, board.rules.cols
+        for row in range(rows):
+            for start in range(cols - 8):
+                window = [board.letter_at(row, c) for c in range(start, start + 9)]
+                tiles = [(i, ch) for i, ch in enumerate(window) if ch]
+                edges = [c for c in (start - 1, start + 9) if 0 <= c < cols]
+                if len(tiles) != 2 or any(board.letter_at(row, c) for c in edges):
+                    continue
+                words = by_pair.get((tiles[0][0], tiles[0][1], tiles[1][0], tiles[1][1]))
+                if not words:
+                    continue
+                word = rng.choice(words)
+                rack = "".join(ch for i, ch in enumerate(word) if not window[i])
+                left = unseen(board)
+                left.subtract(board.rules.letter_index[ch] for ch in rack)
+                if min(left.values()) < 0:
+                    continue
+                if any(m.tiles_used == 7 for m in solver.generate_moves(board, rack)):
+                    found.append((board, rack))
+                    if len(found) == limit:
+                        return found
+    return found
+
+
+def test_top_n_with_bingos_through_two_board_tiles():
+    """Racks whose only bingos take two board letters: the bound keeps those spans' bingo
+    (the rack and both letters spell a word), so the best plays are found."""
+    solver = solver_for("english")
+    cases = bingos_through_two_tiles(12)
+    assert len(cases) >= 6, "too few positions with a bingo through two tiles to test"
+    for board, rack in cases:
+        for n in (1, 3):
+            assert_head(solver, board, rack, n)
+            assert_head(solver, board, rack, n, rank="equity", leaves=twl06_leaves())
+
+
 @cache
 def twl06_leaves() -> Leaves:
     return Leaves.open(data_path("kwg", "TWL06.klv2"), Ruleset.load("english"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from itertools import product
 
 import pytest
 from hypothesis import assume, given, settings
@@ -210,6 +211,34 @@ def test_top_n_with_bingos_through_two_board_tiles():
         for n in (1, 3):
             assert_head(solver, board, rack, n)
             assert_head(solver, board, rack, n, rank="equity", leaves=twl06_leaves())
+
+
+@pytest.mark.parametrize("crowded", [True, False])
+def test_top_n_on_made_up_lexica(crowded):
+    """Every string over A, B, C: of 2 to 8 letters (9,837 words in 26 nodes, more than
+    the generator walks for a graph that size to index its bingo words, so every bound
+    keeps its bingo), or of 2 to 6 letters and two longer words (indexed: a rack spelling
+    neither loses the bingo). Either way the top N heads the full ranking, game after
+    game."""
+    rules = Ruleset.load("english")
+    longest = 8 if crowded else 6
+    words = ["".join(w) for n in range(2, longest + 1) for w in product("ABC", repeat=n)]
+    if not crowded:
+        words += ["AAAABBB", "AABBBCCA"]
+    solver = Solver(Lexicon.build(words, rules), rules)
+    rng = random.Random(4)
+    board = Board.empty(rules)
+    for turn in range(30):
+        rack = rng.choice(
+            ["AAAABBB", "AABBBCC", "ABBBCC?", "AAAB?BB", "CCCCCCC", "BCCBCCB", "CC?CBCC"]
+        )
+        if turn % 2:
+            rack = "".join(rng.choice("ABC") for _ in range(7))
+        for n in (1, 4):
+            assert_head(solver, board, rack, n)
+        best = solver.generate_moves(board, rack, limit=1)
+        if len(best):
+            board = board.apply(best[0].placed)
 
 
 @cache

@@ -1292,15 +1292,25 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
 }
 
 typedef struct {
+    uint64_t rank;    /* anchor_rank: the order of the search, largest first */
     float bound;
     uint32_t ordinal; /* dir * MAX_CELLS + oriented square: generation order */
     uint32_t slot;    /* its bounds by left-part length */
 } AnchorRef;
 
-/* Whether x is searched before y: higher bound first, then generation order. */
-static inline int searched_before(const AnchorRef *x, const AnchorRef *y) {
-    return x->bound != y->bound ? x->bound > y->bound : x->ordinal < y->ordinal;
+/* Higher bound first, then generation order, as one number: the bound's bits made to sort
+ * as unsigned (bounds are never NaN; -0 counts as 0, which it equals), above the ordinal's
+ * complement. */
+static inline uint64_t anchor_rank(float bound, uint32_t ordinal) {
+    uint32_t u;
+    if (bound == 0.0f) bound = 0.0f;
+    memcpy(&u, &bound, sizeof u);
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return (uint64_t)u << 32 | (UINT32_MAX - ordinal);
 }
+
+/* Whether x is searched before y. */
+static inline int searched_before(const AnchorRef *x, const AnchorRef *y) { return x->rank > y->rank; }
 
 /* Restore the heap order below slot i (a binary max-heap by searched_before). */
 static void sift_down(AnchorRef *heap, size_t n, size_t i) {
@@ -1335,7 +1345,8 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
                 }
                 float bound = anchor_bound(s, row, col, &bounds[n]);
                 if (bound > -INFINITY) {
-                    refs[n] = (AnchorRef){bound, (uint32_t)(dir * MAX_CELLS + idx), (uint32_t)n};
+                    uint32_t ordinal = (uint32_t)(dir * MAX_CELLS + idx);
+                    refs[n] = (AnchorRef){anchor_rank(bound, ordinal), bound, ordinal, (uint32_t)n};
                     n++;
                 }
             }

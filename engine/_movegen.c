@@ -792,11 +792,6 @@ done:
     return 0;
 }
 
-static inline int has_run(const uint8_t *runs, int a, const unsigned *tile, int n) {
-    size_t at = run_index(a, tile, n);
-    return runs[at >> 3] >> (at & 7) & 1;
-}
-
 /* The most letters a word can have before the run of board tiles starting at `idx` (a
  * square of row `row`), by its first 2..4 letters; MAX_SIDE when that is not known (no
  * reach table, or a lone tile). */
@@ -823,20 +818,28 @@ static uint64_t fits_runs(const Search *s, int row, int col, uint64_t letters) {
     /* the runs of n letters through the square: starting at most n - 1 before it */
     const int first = left - (n - 1) > 0 ? left - (n - 1) : 0;
     const int last = left < len - n ? left : len - n;
+    /* each run's index with the first letter on the square, and what a later letter adds */
+    size_t index[4], step[4];
+    int runs = 0;
+    line[left] = 1;
+    for (int at = first; at <= last; at++, runs++) {
+        index[runs] = run_index(a, line + at, n);
+        step[runs] = 1;
+        for (int i = at + n - 1; i > left; i--) step[runs] *= (size_t)a;
+    }
     uint64_t ok = 0;
     for (uint64_t todo = letters; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
-        line[left] = x;
         int fits = 1;
-        for (int at = first; at <= last && fits; at++) fits = has_run(s->runs, a, line + at, n);
+        for (int i = 0; i < runs && fits; i++) {
+            size_t at = index[i] + (x - 1) * step[i];
+            fits = s->runs[at >> 3] >> (at & 7) & 1;
+        }
         if (fits) ok |= (uint64_t)1 << x;
     }
     return ok;
 }
 
-/* Lay the board out for one pass (transposed for down plays), then compute anchors,
- * cross-sets and cross-scores from the perpendicular (vertical) words. Squares are found
- * from per-row occupancy bits: only squares under or over a tile need a cross-set. */
 /* A bit per square of a row of `cols` cells: set where a tile is. Eight squares at a
  * time where bytes are little-endian: each nonzero byte's high bit, gathered by one
  * multiplication. */
@@ -855,6 +858,9 @@ static inline uint32_t row_bits(const uint8_t *cells, int cols) {
     return bits;
 }
 
+/* Lay the board out for one pass (transposed for down plays), then compute anchors,
+ * cross-sets and cross-scores from the perpendicular (vertical) words. Squares are found
+ * from per-row occupancy bits: only squares under or over a tile need a cross-set. */
 static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir) {
     s->dir = dir;
     s->rows = dir ? r->cols : r->rows;

@@ -17,17 +17,25 @@ typedef struct {
     size_t nvals;
 } Klv;
 
-/* The node for tile t in the sibling list starting at `list` (0 when the list lacks it),
- * adding to *idx the leaves listed before it. Every index it follows is checked, so a graph
- * it was not given checked is safe. */
-static uint32_t klv_child(const Klv *k, uint32_t list, unsigned t, long *idx) {
-    for (uint32_t i = list; i && i < k->n; i++) {
+/* From node `from` of a sibling list on, the first node whose tile is t or more (0 when
+ * the list ends first), adding to *idx the leaves listed before it. Lists are in ascending
+ * tile order (kwg_check refuses others). Every index it follows is checked, so a graph it
+ * was not given checked is safe. */
+static uint32_t klv_seek(const Klv *k, uint32_t from, unsigned t, long *idx) {
+    for (uint32_t i = from; i && i < k->n; i++) {
         uint32_t node = k->nodes[i], arc = kwg_arc(node);
-        if (kwg_tile(node) == t) return i;
+        if (kwg_tile(node) >= t) return i;
         *idx += kwg_accepts(node) + (arc && arc < k->n ? k->counts[arc] : 0);
         if (kwg_is_end(node)) return 0;
     }
     return 0;
+}
+
+/* The node for tile t in the sibling list starting at `list` (0 when the list lacks it),
+ * adding to *idx the leaves listed before it. */
+static uint32_t klv_child(const Klv *k, uint32_t list, unsigned t, long *idx) {
+    uint32_t i = klv_seek(k, list, t, idx);
+    return i && kwg_tile(k->nodes[i]) == t ? i : 0;
 }
 
 /* Index of a sorted leave in a KLV graph (DAWG order: a word before its extensions), or -1. */
@@ -64,10 +72,12 @@ typedef struct {
 
 /* The leaves keeping tiles tile[d..] in every number the rack allows, after a sorted leave
  * of `len` tiles whose key so far is `key`: `at` is that leave's index in the graph (-1
- * when it is none), `list` and `idx` where the graph goes on from it (list 0: nowhere, and
- * every longer leave gets 0). Leaves sharing a beginning share its walk, so the rack's
- * 2^7 leaves cost a few hundred node reads rather than one walk from the root each. */
-static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t list, long idx, long at) {
+ * when it is none); the graph goes on from node `from` of the list after it, `idx` the
+ * index there (from 0: nowhere, and every longer leave gets 0). Leaves sharing a beginning
+ * share its walk, and a leave without tile[d] goes on where the search for it stopped (the
+ * later tiles are larger), so the rack's 2^7 leaves cost a few hundred node reads rather
+ * than one walk from the root each. */
+static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t from, long idx, long at) {
     if (d == w->distinct) {
         w->table[key] = len && at >= 0 && (size_t)at < w->k->nvals ? w->k->values[at] : 0.0f;
         return;
@@ -75,19 +85,20 @@ static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t 
     const Klv *k = w->k;
     const unsigned t = w->tile[d];
     const int have = w->have[t];
-    leave_walk(w, d + 1, key + (size_t)have * w->steps[t], len, list, idx, at); /* none kept */
+    uint32_t i = klv_seek(k, from, t, &idx);
+    leave_walk(w, d + 1, key + (size_t)have * w->steps[t], len, i, idx, at); /* none kept */
+    if (i && kwg_tile(k->nodes[i]) != t) i = 0;
     for (int kept = 1; kept <= have; kept++) {
-        uint32_t i = klv_child(k, list, t, &idx);
+        if (kept > 1 && i) i = klv_child(k, i, t, &idx);
         if (i) {
             uint32_t node = k->nodes[i];
             at = kwg_accepts(node) ? idx : -1;
             idx += kwg_accepts(node);
-            list = kwg_arc(node);
+            i = kwg_arc(node);
         } else { /* not in the graph: nor is any leave going on from here */
-            list = 0;
             at = -1;
         }
-        leave_walk(w, d + 1, key + (size_t)(have - kept) * w->steps[t], len + kept, list, idx, at);
+        leave_walk(w, d + 1, key + (size_t)(have - kept) * w->steps[t], len + kept, i, idx, at);
     }
 }
 

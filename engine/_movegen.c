@@ -81,6 +81,10 @@ typedef struct {
     const uint16_t *key_step; /* MAX_LETTERS + 1 entries */
     const float *value;       /* keys entries */
     size_t keys;
+    /* when not NULL (MAX_RACK + 1 entries each): the best value after playing k tiles, and
+     * after playing k tiles a blank among them (-inf where there is none), as rack_bounds
+     * would find them */
+    const float *best, *best_blank;
 } LeaveTable;
 
 /* Per sibling-list start: which tiles the list holds and which of them end a word.
@@ -1285,6 +1289,11 @@ static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *l
         }
     for (int k = 0; k <= MAX_RACK; k++) blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
     if (!leaves) return;
+    if (leaves->best) {
+        memcpy(best_leave, leaves->best, (MAX_RACK + 1) * sizeof *best_leave);
+        memcpy(blank_leave, leaves->best_blank, (MAX_RACK + 1) * sizeof *blank_leave);
+        return;
+    }
     for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = rack_distinct(r, rack, tile);

@@ -65,40 +65,64 @@ typedef struct {
     const Klv *k;
     const uint8_t *have;
     const uint8_t *tile; /* distinct tiles, ascending (blank 0 first) */
-    int distinct;
+    int distinct, tiles;
     const uint16_t *steps;
     float *table;
+    float *best, *best_blank; /* by tiles played, when not NULL (LeaveTable) */
 } LeaveWalk;
 
-/* The leaves keeping tiles tile[d..] in every number the rack allows, after a sorted leave
- * of `len` tiles whose key so far is `key`: `at` is that leave's index in the graph (-1
- * when it is none); the graph goes on from node `from` of the list after it, `idx` the
- * index there (from 0: nowhere, and every longer leave gets 0). Leaves sharing a beginning
- * share its walk, and a leave without tile[d] goes on where the search for it stopped (the
- * later tiles are larger), so the rack's 2^7 leaves cost a few hundred node reads rather
- * than one walk from the root each. */
-static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t from, long idx, long at) {
+/* Where a leave_walk stands: the key of the tiles played so far and how many were kept,
+ * whether a blank was played, and the graph after the leave kept so far: `at` its index
+ * (-1 when it is none), the walk going on from node `from` with index `idx` there (from
+ * 0: nowhere, and every longer leave gets 0). */
+typedef struct {
+    size_t key;
+    int len, blank_played;
+    uint32_t from;
+    long idx, at;
+} LeaveAt;
+
+/* The leaves keeping tiles tile[d..] in every number the rack allows, from `h`. Leaves
+ * sharing a beginning share its walk, and a leave without tile[d] goes on where the search
+ * for it stopped (the later tiles are larger), so the rack's 2^7 leaves cost a few hundred
+ * node reads rather than one walk from the root each. */
+static void leave_walk(const LeaveWalk *w, int d, LeaveAt h) {
+    const Klv *k = w->k;
     if (d == w->distinct) {
-        w->table[key] = len && at >= 0 && (size_t)at < w->k->nvals ? w->k->values[at] : 0.0f;
+        float v = h.len && h.at >= 0 && (size_t)h.at < k->nvals ? k->values[h.at] : 0.0f;
+        w->table[h.key] = v;
+        if (w->best) {
+            int played = w->tiles - h.len;
+            if (v > w->best[played]) w->best[played] = v;
+            if (h.blank_played && v > w->best_blank[played]) w->best_blank[played] = v;
+        }
         return;
     }
-    const Klv *k = w->k;
     const unsigned t = w->tile[d];
     const int have = w->have[t];
-    uint32_t i = klv_seek(k, from, t, &idx);
-    leave_walk(w, d + 1, key + (size_t)have * w->steps[t], len, i, idx, at); /* none kept */
+    uint32_t i = klv_seek(k, h.from, t, &h.idx);
+    LeaveAt none = h; /* none kept */
+    none.key += (size_t)have * w->steps[t];
+    none.from = i;
+    none.blank_played |= t == 0;
+    leave_walk(w, d + 1, none);
     if (i && kwg_tile(k->nodes[i]) != t) i = 0;
     for (int kept = 1; kept <= have; kept++) {
-        if (kept > 1 && i) i = klv_child(k, i, t, &idx);
+        if (kept > 1 && i) i = klv_child(k, i, t, &h.idx);
         if (i) {
             uint32_t node = k->nodes[i];
-            at = kwg_accepts(node) ? idx : -1;
-            idx += kwg_accepts(node);
+            h.at = kwg_accepts(node) ? h.idx : -1;
+            h.idx += kwg_accepts(node);
             i = kwg_arc(node);
         } else { /* not in the graph: nor is any leave going on from here */
-            at = -1;
+            h.at = -1;
         }
-        leave_walk(w, d + 1, key + (size_t)(have - kept) * w->steps[t], len + kept, i, idx, at);
+        LeaveAt next = h;
+        next.key += (size_t)(have - kept) * w->steps[t];
+        next.len += kept;
+        next.from = i;
+        next.blank_played |= t == 0 && kept < have;
+        leave_walk(w, d + 1, next);
     }
 }
 
@@ -107,7 +131,7 @@ static void leave_walk(const LeaveWalk *w, int d, size_t key, int len, uint32_t 
  * that key are used. table needs room for 1 << (tiles on the rack) values (the largest
  * radix a rack of that many tiles has). Returns the number of keys. */
 static size_t leave_fill(const Klv *k, const uint8_t have[MAX_LETTERS + 1],
-                         uint16_t steps[MAX_LETTERS + 1], float *table) {
+                         uint16_t steps[MAX_LETTERS + 1], float *table, float *best, float *best_blank) {
     uint8_t distinct[MAX_RACK];
     int nd = 0;
     size_t radix = 1;
@@ -118,8 +142,11 @@ static size_t leave_fill(const Klv *k, const uint8_t have[MAX_LETTERS + 1],
         steps[t] = (uint16_t)radix;
         radix *= (size_t)have[t] + 1;
     }
-    const LeaveWalk w = {k, have, distinct, nd, steps, table};
-    leave_walk(&w, 0, 0, 0, k->n ? kwg_arc(k->nodes[0]) : 0, 0, -1);
+    int tiles = 0;
+    for (int d = 0; d < nd; d++) tiles += have[distinct[d]];
+    for (int n = 0; best && n <= MAX_RACK; n++) best[n] = best_blank[n] = -INFINITY;
+    const LeaveWalk w = {k, have, distinct, nd, tiles, steps, table, best, best_blank};
+    leave_walk(&w, 0, (LeaveAt){0, 0, 0, k->n ? kwg_arc(k->nodes[0]) : 0, 0, -1});
     return radix;
 }
 
@@ -156,7 +183,7 @@ static PyObject *py_leave_table(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto out;
     }
-    size_t radix = leave_fill(&klv, have, steps, table);
+    size_t radix = leave_fill(&klv, have, steps, table, NULL, NULL);
     PyObject *a = PyBytes_FromStringAndSize((const char *)steps, sizeof steps);
     PyObject *b = PyBytes_FromStringAndSize((const char *)table, (Py_ssize_t)(radix * sizeof *table));
     PyMem_Free(table);

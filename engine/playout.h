@@ -121,8 +121,9 @@ static int best_turn(Playout *p, int side, Turn *turn) {
     const Rules *r = &p->g->rules;
     const uint8_t *rack = p->rack[side];
     uint16_t steps[MAX_LETTERS + 1];
-    size_t keys = leave_fill(p->klv, rack, steps, p->table);
-    LeaveTable leaves = {steps, p->table, keys};
+    float kept[MAX_RACK + 1], kept_blank[MAX_RACK + 1]; /* best leave by tiles played */
+    size_t keys = leave_fill(p->klv, rack, steps, p->table, kept, kept_blank);
+    LeaveTable leaves = {steps, p->table, keys, kept, kept_blank};
     MoveBuf *buf = &p->buf;
     buf->count = buf->total = buf->seq = 0;
     buf->pruned = buf->has_floor = 0;

@@ -46,15 +46,18 @@ def test_reads_magpies_klv2(leaves):
     assert leaves.value(tiles("SR")) == leaves.value(tiles("RS"))  # a multiset
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.dictionaries(
-        st.lists(st.integers(0, 26), min_size=1, max_size=6).map(lambda t: tuple(sorted(t))),
+def leave_values(top_tile: int, max_size: int):
+    """Made-up leave files: leaves of 1-6 tiles numbered 0..top_tile, float32 values."""
+    return st.dictionaries(
+        st.lists(st.integers(0, top_tile), min_size=1, max_size=6).map(lambda t: tuple(sorted(t))),
         st.floats(-50, 50, allow_nan=False, width=32),
         min_size=1,
-        max_size=80,
+        max_size=max_size,
     )
-)
+
+
+@settings(max_examples=60, deadline=None)
+@given(leave_values(26, 80))
 def test_write_and_read_back_every_leave(values):
     back = Leaves(Leaves.to_bytes(values), ENGLISH)
     assert len(back) == len(values)
@@ -84,15 +87,7 @@ def test_leave_table_holds_every_leave_of_the_rack(leaves, rack):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.dictionaries(
-        st.lists(st.integers(0, 5), min_size=1, max_size=6).map(lambda t: tuple(sorted(t))),
-        st.floats(-50, 50, allow_nan=False, width=32),
-        min_size=1,
-        max_size=40,
-    ),
-    st.lists(st.integers(0, 6), max_size=7),
-)
+@given(leave_values(5, 40), st.lists(st.integers(0, 6), max_size=7))
 def test_leave_table_of_a_sparse_file(values, rack):
     """A file listing few leaves: most walks through the graph stop early, and every leave
     it lacks is worth 0."""

@@ -137,11 +137,12 @@ typedef struct {
     uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
 } Rules;
 
-/* Bingo words by their letters: every word of rack_size letters or more (the whole rack,
- * alone or with board tiles), keyed by the sum of its letters' random codes (so a key
- * needs no sorting and grows a letter at a time), in an open addressing set (0: empty). Two multisets may share a key; then a rack is taken to spell a word it
- * does not, which keeps a bingo in a bound and never drops a play. Built once per
- * Generator (build_anagrams). */
+/* Bingo words by their letters: every word of rack_size to MAX_SIDE letters (the whole
+ * rack, alone or with board tiles), keyed by the sum of its letters' random codes (so a key
+ * needs no sorting and grows a letter at a time), in an open addressing set (0: empty).
+ * Two multisets may share a key; then a rack is taken to spell a word it does not, which
+ * keeps a bingo in a bound and never drops a play. Built once per Generator
+ * (build_anagrams). */
 typedef struct {
     uint64_t *slots;
     size_t mask; /* slots - 1, a power of two less one */

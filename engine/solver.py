@@ -84,9 +84,11 @@ class Solver:
             raise InputError("ranking by equity needs leave values (a KLV2 file)")
         if leaves is not None and rank != "equity":
             raise InputError("leave values are used only with rank='equity'")
-        if isinstance(leaves, str | os.PathLike):
+        if leaves is None:
+            pass
+        elif isinstance(leaves, str | os.PathLike):
             leaves = self.leaves(leaves)
-        elif leaves is not None and not hasattr(leaves, "table"):  # Leaves, or a LeaveModel
+        elif not hasattr(leaves, "table"):  # Leaves, or a LeaveModel
             raise InputError(
                 f"leaves must be Leaves (Leaves.open(path, rules)) or a .klv2 path, "
                 f"not {type(leaves).__name__}"
@@ -109,13 +111,9 @@ class Solver:
                     count_all,
                 )
             else:
+                # positional: keywords cost the C call about 0.4 µs of parsing
                 records, found, complete = self._generator.generate(
-                    board.cells,
-                    counts,
-                    MODES[mode],
-                    limit_c,
-                    budget=budget_c,
-                    count_all=count_all,
+                    board.cells, counts, MODES[mode], limit_c, None, None, budget_c, count_all
                 )
                 equities = None
         except TimeoutError:

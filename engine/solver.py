@@ -159,11 +159,11 @@ class Solver:
     def _check_board(self, board: Board) -> None:
         if not isinstance(board, Board):
             raise InputError(f"expected a Board, not {type(board).__name__}")
-        if (board.rules.rows, board.rules.cols, board.rules.alphabet) != (
-            self.rules.rows,
-            self.rules.cols,
-            self.rules.alphabet,
-        ):
+        if board.rules is not self.rules and (
+            board.rules.rows,
+            board.rules.cols,
+            board.rules.alphabet,
+        ) != (self.rules.rows, self.rules.cols, self.rules.alphabet):
             raise InputError(
                 f"board is for {board.rules.name} ({board.rules.rows}x{board.rules.cols}); "
                 f"this solver plays {self.rules.name}"

@@ -130,7 +130,7 @@ class Leaves:
     def table(self, rack: tuple[int, ...]) -> tuple[bytes, bytes]:
         """For the C generator: key steps per tile and the value of the leave left by
         every sub-multiset of `rack` used, indexed by its mixed-radix key (built in C)."""
-        key = tuple(sorted(rack))
+        key = tuple(rack)  # as given: the same rack text gives the same order
         table = self._tables.get(key)
         if table is None:
             have = bytearray(MAX_LETTERS + 1)

@@ -84,11 +84,11 @@ class Solver:
             raise InputError("ranking by equity needs leave values (a KLV2 file)")
         if leaves is not None and rank != "equity":
             raise InputError("leave values are used only with rank='equity'")
-        if leaves is None:
+        if leaves is None or hasattr(leaves, "table"):  # none, Leaves, or a LeaveModel
             pass
         elif isinstance(leaves, str | os.PathLike):
             leaves = self.leaves(leaves)
-        elif not hasattr(leaves, "table"):  # Leaves, or a LeaveModel
+        else:
             raise InputError(
                 f"leaves must be Leaves (Leaves.open(path, rules)) or a .klv2 path, "
                 f"not {type(leaves).__name__}"

@@ -534,6 +534,18 @@ static inline void drop_left_tile(Search *s) {
     return_tile(s, (tile & BLANK_FLAG) ? 0 : tile);
 }
 
+/* Whether some letter the rack can put on square idx after the prefix ending in `list`
+ * leads to a list holding a letter of `then`. */
+static inline int goes_on(const Search *s, uint32_t list, int idx, uint64_t then) {
+    uint64_t children = list_children(s, list);
+    for (uint64_t todo = children & s->cross[idx] & playable(s); todo; todo &= todo - 1) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        uint32_t arc = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        if (list_children(s, arc) & then) return 1;
+    }
+    return 0;
+}
+
 /* LeftPart [AJ88]: every prefix from the rack of up to `room` tiles, each laid left of the
  * anchor and extended right when a rack tile can go on the anchor after it. The prefixes
  * are the same at every anchor, so they live in a tree (s->lefts) grown as anchors first
@@ -551,6 +563,13 @@ static void left_part(Search *s, int room) {
      * for l or more with a blank; asked again only when the floor has moved */
     uint32_t extend = ~0u, deeper = ~0u, blanks = ~0u, seen = s->out->floor_rises - 1;
     const int has_blank = s->rack[0] > 0;
+    /* a board tile right after the anchor: a prefix is extended only when some letter it
+     * can put on the anchor goes on with that tile's letter (most extensions that find
+     * nothing stop right there) */
+    const int next = anchor + 1;
+    const uint64_t then = s->anchor_col + 1 < s->cols && s->cells[next]
+                              ? (uint64_t)1 << (s->cells[next] & TILE_MASK)
+                              : 0;
     while (!s->failed) {
         const LeftPart e = t->items[at];
         if (s->prune && seen != s->out->floor_rises) {
@@ -565,7 +584,7 @@ static void left_part(Search *s, int room) {
                     blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
             }
         }
-        if (can_place(s, e.list, anchor)) {
+        if (can_place(s, e.list, anchor) && (!then || goes_on(s, e.list, anchor, then))) {
             if (extend >> e.len & 1)
                 extend_from_left_part(s, e.list);
             else

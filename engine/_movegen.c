@@ -535,13 +535,18 @@ static inline void drop_left_tile(Search *s) {
 }
 
 /* Whether some letter the rack can put on square idx after the prefix ending in `list`
- * leads to a list holding a letter of `then`. */
-static inline int goes_on(const Search *s, uint32_t list, int idx, uint64_t then) {
+ * goes on with the n letters of `run` (the board tiles after the square). */
+static inline int goes_on(const Search *s, uint32_t list, int idx, const uint8_t *run, int n) {
     uint64_t children = list_children(s, list);
     for (uint64_t todo = children & s->cross[idx] & playable(s); todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
-        uint32_t arc = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
-        if (list_children(s, arc) & then) return 1;
+        uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        for (int j = 0;;) {
+            uint64_t has = list_children(s, at);
+            if (!(has >> run[j] & 1)) break;
+            if (++j == n) return 1;
+            at = kwg_arc(s->nodes[at + __builtin_popcountll(has & (((uint64_t)1 << run[j - 1]) - 1))]);
+        }
     }
     return 0;
 }
@@ -566,10 +571,10 @@ static void left_part(Search *s, int room) {
     /* a board tile right after the anchor: a prefix is extended only when some letter it
      * can put on the anchor goes on with that tile's letter (most extensions that find
      * nothing stop right there) */
-    const int next = anchor + 1;
-    const uint64_t then = s->anchor_col + 1 < s->cols && s->cells[next]
-                              ? (uint64_t)1 << (s->cells[next] & TILE_MASK)
-                              : 0;
+    uint8_t run[RUN_AFTER];
+    int after = 0;
+    for (int c = s->anchor_col + 1; c < s->cols && after < RUN_AFTER && s->cells[anchor + c - s->anchor_col]; c++)
+        run[after++] = s->cells[anchor + c - s->anchor_col] & TILE_MASK;
     while (!s->failed) {
         const LeftPart e = t->items[at];
         if (s->prune && seen != s->out->floor_rises) {
@@ -584,7 +589,7 @@ static void left_part(Search *s, int room) {
                     blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
             }
         }
-        if (can_place(s, e.list, anchor) && (!then || goes_on(s, e.list, anchor, then))) {
+        if (can_place(s, e.list, anchor) && (!after || goes_on(s, e.list, anchor, run, after))) {
             if (extend >> e.len & 1)
                 extend_from_left_part(s, e.list);
             else

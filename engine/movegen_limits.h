@@ -40,6 +40,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (8 KiB) */
 #define REACH_LETTERS 40            /* alphabets up to this size get build_reach's table (A^4 bytes) */
 #define ANAGRAM_KEYS 4              /* bingo words a DAWG node at most (English: about 1.1) */
+#define RUN_AFTER 3                 /* board tiles after an anchor a prefix is checked against */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)
 #define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */

@@ -551,6 +551,22 @@ static inline int goes_on(const Search *s, uint32_t list, int idx, const uint8_t
     return 0;
 }
 
+/* Whether some letter the rack can put on square idx after the prefix ending in `list`
+ * ends a word there or goes on with a letter the rack can put on the empty square after
+ * it (`room_after`: there is one). */
+static inline int ends_or_goes_on(const Search *s, uint32_t list, int idx, int room_after) {
+    uint64_t children = list_children(s, list), can = children & s->cross[idx] & playable(s);
+    if (can & s->masks[list].accepts) return 1;
+    if (!room_after) return 0;
+    uint64_t then = s->cross[idx + 1] & playable(s);
+    for (uint64_t todo = can; todo; todo &= todo - 1) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        if (list_children(s, at) & then) return 1;
+    }
+    return 0;
+}
+
 /* LeftPart [AJ88]: every prefix from the rack of up to `room` tiles, each laid left of the
  * anchor and extended right when a rack tile can go on the anchor after it. The prefixes
  * are the same at every anchor, so they live in a tree (s->lefts) grown as anchors first
@@ -571,6 +587,7 @@ static void left_part(Search *s, int room) {
     /* a board tile right after the anchor: a prefix is extended only when some letter it
      * can put on the anchor goes on with that tile's letter (most extensions that find
      * nothing stop right there) */
+    const int room_after = s->anchor_col + 1 < s->cols;
     uint8_t run[RUN_AFTER];
     int after = 0;
     for (int c = s->anchor_col + 1; c < s->cols && after < RUN_AFTER && s->cells[anchor + c - s->anchor_col]; c++)
@@ -589,7 +606,8 @@ static void left_part(Search *s, int room) {
                     blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
             }
         }
-        if (can_place(s, e.list, anchor) && (!after || goes_on(s, e.list, anchor, run, after))) {
+        if (can_place(s, e.list, anchor) &&
+            (after ? goes_on(s, e.list, anchor, run, after) : ends_or_goes_on(s, e.list, anchor, room_after))) {
             if (extend >> e.len & 1)
                 extend_from_left_part(s, e.list);
             else

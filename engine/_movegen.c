@@ -584,14 +584,15 @@ static void left_part(Search *s, int room) {
      * for l or more with a blank; asked again only when the floor has moved */
     uint32_t extend = ~0u, deeper = ~0u, blanks = ~0u, seen = s->out->floor_rises - 1;
     const int has_blank = s->rack[0] > 0;
-    /* a board tile right after the anchor: a prefix is extended only when some letter it
-     * can put on the anchor goes on with that tile's letter (most extensions that find
-     * nothing stop right there) */
+    /* what stands after the anchor: a prefix is extended only when some letter it can put
+     * on the anchor goes on with the board tiles there (up to RUN_AFTER of them), or, with
+     * none, ends a word or goes on with a letter for the next square (most extensions
+     * that find nothing stop right there) */
     const int room_after = s->anchor_col + 1 < s->cols;
     uint8_t run[RUN_AFTER];
     int after = 0;
-    for (int c = s->anchor_col + 1; c < s->cols && after < RUN_AFTER && s->cells[anchor + c - s->anchor_col]; c++)
-        run[after++] = s->cells[anchor + c - s->anchor_col] & TILE_MASK;
+    for (int i = 1; s->anchor_col + i < s->cols && after < RUN_AFTER && s->cells[anchor + i]; i++)
+        run[after++] = s->cells[anchor + i] & TILE_MASK;
     while (!s->failed) {
         const LeftPart e = t->items[at];
         if (s->prune && seen != s->out->floor_rises) {
@@ -606,12 +607,11 @@ static void left_part(Search *s, int room) {
                     blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
             }
         }
-        if (can_place(s, e.list, anchor) &&
-            (after ? goes_on(s, e.list, anchor, run, after) : ends_or_goes_on(s, e.list, anchor, room_after))) {
-            if (extend >> e.len & 1)
-                extend_from_left_part(s, e.list);
-            else
+        if (can_place(s, e.list, anchor)) {
+            if (!(extend >> e.len & 1))
                 s->out->pruned = 1;
+            else if (after ? goes_on(s, e.list, anchor, run, after) : ends_or_goes_on(s, e.list, anchor, room_after))
+                extend_from_left_part(s, e.list);
         }
         /* the next prefix to try: the first extending this one, else the next one of the
          * same length, else that of a shorter one */

@@ -1994,11 +1994,20 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     }
     struct timespec deadline = deadline_after(budget);
     if (by_equity_rank) {
-        if (step_view.len != (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t)) ||
+        /* the key steps alone, or leave_table's KeySteps with the best leaves after them */
+        const Py_ssize_t steps_only = (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t));
+        if ((step_view.len != steps_only && step_view.len != (Py_ssize_t)sizeof(KeySteps)) ||
             value_view.buf == NULL || value_view.len % sizeof(float) != 0 || value_view.len == 0 ||
-            ((uintptr_t)step_view.buf % sizeof(uint16_t)) || ((uintptr_t)value_view.buf % sizeof(float))) {
-            PyErr_SetString(PyExc_ValueError, "leave table: 64 uint16 key steps and a float32 array");
+            ((uintptr_t)step_view.buf % sizeof(float)) || ((uintptr_t)value_view.buf % sizeof(float))) {
+            PyErr_SetString(PyExc_ValueError,
+                            "leave table: 64 uint16 key steps (optionally with leave_table's best leaves) "
+                            "and a float32 array");
             goto out;
+        }
+        if (step_view.len == (Py_ssize_t)sizeof(KeySteps)) {
+            const KeySteps *ks = step_view.buf;
+            leaves.best = ks->best;
+            leaves.best_blank = ks->best_blank;
         }
         leaves.key_step = step_view.buf;
         leaves.value = value_view.buf;

@@ -8,6 +8,15 @@
 
 #include "movegen_limits.h"
 
+/* What leave_table returns before the values: each tile's key step, then the best leave
+ * value by tiles played (LeaveTable.best and best_blank), so the generator's bounds need not
+ * walk every sub-rack again at each call with a cached table (264 bytes). */
+typedef struct {
+    uint16_t step[MAX_LETTERS + 1];
+    float best[MAX_RACK + 1], best_blank[MAX_RACK + 1];
+} KeySteps;
+_Static_assert(sizeof(KeySteps) == (MAX_LETTERS + 1) * 2 + 2 * (MAX_RACK + 1) * 4, "KeySteps is packed");
+
 /* A KLV2 leave graph as the C code reads it: nodes (checked by kwg_check when loaded),
  * counts[i] = leaves below the sibling list starting at node i, one value per leave. */
 typedef struct {
@@ -154,8 +163,10 @@ PyDoc_STRVAR(leave_table_doc,
 "leave_table(graph, counts, values, rack) -> (key_steps, leave_values)\n\n"
 "graph: KLV2 leave nodes (u32, checked by kwg_check); counts: u32 per node, leaves below\n"
 "each list start; values: f32 per leave; rack: 64 tile counts (blank first). Returns the\n"
-"mixed-radix key step of each tile and, for every sub-multiset the rack can play, the\n"
-"value of the leave it keeps (0 for a leave the file lacks).");
+"mixed-radix key step of each tile (64 u16), followed by the best leave value left after\n"
+"playing k tiles and the same over the plays with a blank among them, for k = 0..16\n"
+"(2 x 17 f32, -inf where none), and, for every sub-multiset the rack can play, the value\n"
+"of the leave it keeps (0 for a leave the file lacks).");
 
 static PyObject *py_leave_table(PyObject *self, PyObject *args) {
     (void)self;
@@ -177,14 +188,14 @@ static PyObject *py_leave_table(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "leave_table: rack too large");
         goto out;
     }
-    uint16_t steps[MAX_LETTERS + 1];
+    KeySteps steps;
     float *table = PyMem_Malloc(((size_t)1 << total) * sizeof *table);
     if (!table) {
         PyErr_NoMemory();
         goto out;
     }
-    size_t radix = leave_fill(&klv, have, steps, table, NULL, NULL);
-    PyObject *a = PyBytes_FromStringAndSize((const char *)steps, sizeof steps);
+    size_t radix = leave_fill(&klv, have, steps.step, table, steps.best, steps.best_blank);
+    PyObject *a = PyBytes_FromStringAndSize((const char *)&steps, sizeof steps);
     PyObject *b = PyBytes_FromStringAndSize((const char *)table, (Py_ssize_t)(radix * sizeof *table));
     PyMem_Free(table);
     if (a && b) result = Py_BuildValue("NN", a, b);

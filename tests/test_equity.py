@@ -86,6 +86,31 @@ def test_leave_table_holds_every_leave_of_the_rack(leaves, rack):
         assert got == want
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 26), max_size=7))
+def test_leave_table_gives_the_best_leave_per_tiles_played(leaves, rack):
+    """After the 64 key steps, the table's first part holds the best leave left by playing
+    k tiles, and by playing k tiles a blank among them (-inf where none): the generator's
+    equity bounds take them from there, so one too low would drop plays."""
+    steps, values = leaves.table(tuple(rack))
+    best = struct.unpack("=17f", steps[128:196])
+    best_blank = struct.unpack("=17f", steps[196:264])
+    assert len(steps) == 264
+    step = struct.unpack("=64H", steps[:128])
+    table = struct.unpack(f"={len(values) // 4}f", values)
+    counts = {t: rack.count(t) for t in set(rack)}
+    want = [float("-inf")] * 17
+    want_blank = [float("-inf")] * 17
+    for used in itertools.product(*(range(n + 1) for n in counts.values())):
+        value = table[sum(u * step[t] for u, t in zip(used, counts, strict=True))]
+        played = sum(used)
+        want[played] = max(want[played], value)
+        if counts.get(0) and used[list(counts).index(0)]:
+            want_blank[played] = max(want_blank[played], value)
+    assert list(best) == want
+    assert list(best_blank) == want_blank
+
+
 @settings(max_examples=60, deadline=None)
 @given(leave_values(5, 40), st.lists(st.integers(0, 6), max_size=7))
 def test_leave_table_of_a_sparse_file(values, rack):

@@ -20,7 +20,7 @@ from anchor.engine import (
 from anchor.engine.annotate import annotate_game
 from anchor.engine.gcg import parse_gcg
 from anchor.engine.leaves import Leaves
-from anchor.engine.legality import check_position, check_rack
+from anchor.engine.legality import check_position, check_rack, fits
 from anchor.engine.notation import parse_rack
 from anchor.engine.rules import builtin_names
 from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
@@ -375,13 +375,17 @@ def analyze_position(
         )
     try:
         tiles = parse_rack(rules, rack)
-        check_rack(rules, tiles)
     except InputError as exc:
         raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
-    try:
-        check_position(board, tiles)
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    if not fits(board, tiles):
+        try:
+            check_rack(rules, tiles)
+        except InputError as exc:
+            raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
+        try:
+            check_position(board, tiles)
+        except InputError as exc:
+            raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     limit = position.limit if position.limit is not None else max_moves
     capped = position.limit is None and limit is not None
     options = request.options

@@ -2470,32 +2470,24 @@ PyDoc_STRVAR(board_census_doc,
 "empty or its tiles are one group through square `centre` (row * cols + col), -2 when\n"
 "there are tiles but none on the centre, else the first square whose tile is cut off.");
 
-static PyObject *py_board_census(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    int rows, cols, centre;
-    if (!PyArg_ParseTuple(args, "y*iii", &view, &rows, &cols, &centre)) return NULL;
-    PyObject *result = NULL;
-    if (rows < 1 || cols < 1 || rows > MAX_SIDE || cols > MAX_SIDE || view.len != rows * cols ||
-        centre < 0 || centre >= rows * cols) {
-        PyErr_SetString(PyExc_ValueError, "board_census: rows x cols cells (at most 21 a side), centre on the board");
-        goto out;
-    }
-    const uint8_t *cells = view.buf;
-    long counts[MAX_LETTERS + 1] = {0};
+/* Tiles on the board by tile number (blanks at 0) and where connection fails: -1 when
+ * every tile hangs together through the centre (or there is none), -2 when the centre is
+ * empty under other tiles, else the first square not connected. -1 with a ValueError
+ * when a cell holds no tile of MAX_LETTERS. */
+static int census(const uint8_t *cells, int rows, int cols, int centre, long counts[MAX_LETTERS + 1], int *stray) {
     int any = 0;
     for (int i = 0; i < rows * cols; i++) {
         if (!cells[i]) continue;
         if ((cells[i] & TILE_MASK) == 0 || (cells[i] & TILE_MASK) > MAX_LETTERS) {
             PyErr_Format(PyExc_ValueError, "board_census: cell %d holds invalid byte %u", i, cells[i]);
-            goto out;
+            return -1;
         }
         any = 1;
         counts[(cells[i] & BLANK_FLAG) ? 0 : cells[i]]++;
     }
-    int stray = -1;
+    *stray = -1;
     if (any && !cells[centre]) {
-        stray = -2;
+        *stray = -2;
     } else if (any) { /* flood fill from the centre over occupied squares */
         uint8_t seen[MAX_CELLS] = {0};
         int stack[MAX_CELLS], top = 0;
@@ -2511,9 +2503,30 @@ static PyObject *py_board_census(PyObject *self, PyObject *args) {
                     stack[top++] = next[k];
                 }
         }
-        for (int i = 0; i < rows * cols && stray == -1; i++)
-            if (cells[i] && !seen[i]) stray = i;
+        for (int i = 0; i < rows * cols && *stray == -1; i++)
+            if (cells[i] && !seen[i]) *stray = i;
     }
+    return 0;
+}
+
+static int census_args(const Py_buffer *view, int rows, int cols, int centre) {
+    if (rows < 1 || cols < 1 || rows > MAX_SIDE || cols > MAX_SIDE || view->len != rows * cols ||
+        centre < 0 || centre >= rows * cols) {
+        PyErr_SetString(PyExc_ValueError, "board_census: rows x cols cells (at most 21 a side), centre on the board");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_board_census(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    int rows, cols, centre, stray;
+    if (!PyArg_ParseTuple(args, "y*iii", &view, &rows, &cols, &centre)) return NULL;
+    PyObject *result = NULL;
+    long counts[MAX_LETTERS + 1] = {0};
+    if (census_args(&view, rows, cols, centre) < 0 || census(view.buf, rows, cols, centre, counts, &stray) < 0)
+        goto out;
     PyObject *list = PyList_New(MAX_LETTERS + 1);
     for (int t = 0; list && t <= MAX_LETTERS; t++) {
         PyObject *n = PyLong_FromLong(counts[t]);
@@ -2526,9 +2539,50 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(position_fits_doc,
+"position_fits(cells, rows, cols, centre, supply, rack) -> bool\n\n"
+"Whether the board's tiles hang together through the centre (or there are none) and the\n"
+"board and rack together hold no more of any tile than the set: supply, the set's count\n"
+"of each tile as uint32 (blank first); rack, the rack's tile numbers (blank 0). The\n"
+"common case in one pass; legality.py says what is wrong when it is False.");
+
+static PyObject *py_position_fits(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, supply, rack;
+    int rows, cols, centre, stray;
+    if (!PyArg_ParseTuple(args, "y*iiiy*y*", &view, &rows, &cols, &centre, &supply, &rack)) return NULL;
+    PyObject *result = NULL;
+    long counts[MAX_LETTERS + 1] = {0};
+    if (supply.len % 4 || supply.len / 4 > MAX_LETTERS + 1) {
+        PyErr_SetString(PyExc_ValueError, "position_fits: supply is at most 64 uint32 counts");
+        goto out;
+    }
+    if (census_args(&view, rows, cols, centre) < 0 || census(view.buf, rows, cols, centre, counts, &stray) < 0)
+        goto out;
+    const uint8_t *tiles = rack.buf;
+    const Py_ssize_t kinds = supply.len / 4;
+    int fits = stray == -1;
+    for (Py_ssize_t i = 0; i < rack.len && fits; i++) {
+        if (tiles[i] >= kinds) fits = 0;
+        else counts[tiles[i]]++;
+    }
+    for (Py_ssize_t t = 0; t <= MAX_LETTERS && fits; t++) {
+        uint32_t have = 0;
+        if (t < kinds) memcpy(&have, (const char *)supply.buf + 4 * t, 4);
+        if (counts[t] > (long)have) fits = 0;
+    }
+    result = PyBool_FromLong(fits);
+out:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&supply);
+    PyBuffer_Release(&rack);
+    return result;
+}
+
 static PyMethodDef movegen_methods[] = {
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
     {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
+    {"position_fits", py_position_fits, METH_VARARGS, position_fits_doc},
     {"board_census", py_board_census, METH_VARARGS, board_census_doc},
     {"check_rules", (PyCFunction)(void (*)(void))py_check_rules, METH_VARARGS | METH_KEYWORDS,
      check_rules_doc},

@@ -8,6 +8,7 @@ centre square, as every legal sequence of plays leaves them.
 
 from __future__ import annotations
 
+import array
 import functools
 from collections import Counter
 from collections.abc import Iterable
@@ -89,6 +90,21 @@ def check_position(board: Board, rack: Iterable[int] = ()) -> None:
                 f"{rules.name} set has {have}"
             )
     _connected(board, stray)
+
+
+@functools.cache
+def _supply_counts(rules: Ruleset) -> bytes:
+    """_supplies as the uint32 counts position_fits reads."""
+    return array.array("I", _supplies(rules)).tobytes()
+
+
+def fits(board: Board, rack: tuple[int, ...]) -> bool:
+    """Whether check_rack and check_position would both pass, in one pass in C: what the
+    service asks of every position, and all is usually well (they say what is not)."""
+    rules = board.rules
+    centre = rules.centre[0] * rules.cols + rules.centre[1]
+    supply = _supply_counts(rules)
+    return _movegen.position_fits(board.cells, rules.rows, rules.cols, centre, supply, bytes(rack))
 
 
 def check_connected(board: Board) -> None:

@@ -34,6 +34,15 @@ for _ in range(3000):
         gen.generate(cells, rack, rng.randrange(0, 5), rng.randrange(-1, 30))
     except ValueError:
         pass
+for _ in range(2000):  # the position checks' one pass: any geometry, supply and rack
+    rows, cols = rng.randrange(0, 23), rng.randrange(0, 23)
+    size = rng.choice((rows * cols, 225))
+    cells = bytes(rng.choice((0, 0, rng.randrange(256))) for _ in range(size))
+    supply = bytes(rng.randrange(256) for _ in range(4 * rng.randrange(0, 70)))
+    try:
+        _movegen.position_fits(cells, rows, cols, rng.randrange(-2, 500), supply, rng.randbytes(9))
+    except ValueError:
+        pass
 for _ in range(300):
     board = Board(rules, bytes(rng.choice((0, 0, rng.randrange(1, 27))) for _ in range(225)))
     solver.generate_moves(board, "".join(rng.sample("AEINRST??", 7)))

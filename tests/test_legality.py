@@ -9,8 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anchor.engine import Board, InputError, Ruleset, _movegen
-from anchor.engine.legality import check_connected, check_position, unseen_counts
+from anchor.engine import Board, InputError, Ruleset, _movegen, parse_cgp
+from anchor.engine.legality import (
+    check_connected,
+    check_position,
+    check_rack,
+    fits,
+    unseen_counts,
+)
+
+from .conftest import data_path
 
 ENGLISH = Ruleset.load("english")
 
@@ -54,6 +62,40 @@ def test_connectivity_and_counts_match_a_plain_search(squares):
             check_connected(board)
 
 
+def passes(check, *args) -> bool:
+    try:
+        check(*args)
+    except InputError:
+        return False
+    return True
+
+
+BENCH_BOARDS = [Board(ENGLISH)] + [
+    parse_cgp(ENGLISH, line).board
+    for line in data_path("bench", "positions.cgp").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(BENCH_BOARDS),
+    st.lists(st.tuples(st.integers(0, 224), st.sampled_from([0, 5, 17, 26, 0x80 | 3])), max_size=2),
+    st.lists(st.sampled_from([0, 1, 5, 10, 17, 19, 26]), max_size=7),
+)
+def test_one_pass_fit_agrees_with_the_checks(board, changes, rack):
+    """fits (the service's one C pass) is True exactly when check_rack and check_position
+    both pass: real boards, a square or two changed (often cut off, or one Q or blank
+    too many), and racks heavy in the set's scarce tiles."""
+    cells = bytearray(board.cells)
+    for square, cell in changes:
+        cells[square] = cell
+    board = Board(ENGLISH, bytes(cells))
+    tiles = tuple(rack)
+    both = passes(check_rack, ENGLISH, tiles) and passes(check_position, board, tiles)
+    assert fits(board, tiles) == both
+
+
 def test_supply_counts_blanks_and_the_rack():
     cells = bytearray(225)
     cells[7 * 15 + 7] = 0x80 | 1  # a blank standing for A
@@ -65,6 +107,13 @@ def test_supply_counts_blanks_and_the_rack():
         _movegen.board_census(bytes(225), 15, 14, 0)
     with pytest.raises(ValueError, match="cell 3 holds invalid byte 64"):
         _movegen.board_census(bytes([0, 0, 0, 64]) + bytes(221), 15, 15, 112)
+    supply = bytes(4 * 27)
+    with pytest.raises(ValueError, match="at most 64 uint32"):
+        _movegen.position_fits(bytes(225), 15, 15, 112, bytes(4 * 65), b"")
+    with pytest.raises(ValueError, match="cell 3 holds invalid byte 64"):
+        _movegen.position_fits(bytes([0, 0, 0, 64]) + bytes(221), 15, 15, 112, supply, b"")
+    assert not _movegen.position_fits(bytes(225), 15, 15, 112, supply, bytes([40]))  # no such tile
+    assert _movegen.position_fits(bytes(225), 15, 15, 112, supply, b"")
 
 
 def test_unseen_tiles_are_the_set_less_board_and_rack():

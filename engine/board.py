@@ -109,28 +109,29 @@ class Board:
         """A full CGP string or just its board field ('15/15/.../7WORD4/...')."""
         if not isinstance(cgp, str) or not cgp.strip():
             raise InputError("CGP is empty")
-        field = cgp.split()[0]
-        lines = field.split("/")
+        lines = cgp.split(None, 1)[0].split("/")
         if len(lines) != rules.rows:
             raise InputError(
                 f"CGP board has {len(lines)} rows; the {rules.name} board has {rules.rows}"
             )
-        rows = _CGP_ROWS.setdefault(rules, {})
-        if len(rows) > _CGP_ROWS_KEPT:
-            rows.clear()
-        cells = bytearray()
-        for r, line in enumerate(lines, 1):
-            row = rows.get(line)
-            if row is None:
-                row = _parse_cgp_row(rules, line, r)
-                if len(row) != rules.cols:
-                    raise InputError(
-                        f"CGP board row {r} ({line!r}) has {len(row)} squares; the {rules.name} "
-                        f"board has {rules.cols}"
-                    )
-                rows[line] = bytes(row)
-            cells += row
-        return cls(rules, cells)
+        rows = _cgp_rows(rules)
+        parts = list(map(rows.get, lines))
+        if None in parts:
+            if len(rows) > _CGP_ROWS_KEPT:
+                rows.clear()
+            for r, line in enumerate(lines, 1):
+                if parts[r - 1] is None:
+                    row = _parse_cgp_row(rules, line, r)
+                    if len(row) != rules.cols:
+                        raise InputError(
+                            f"CGP board row {r} ({line!r}) has {len(row)} squares; the "
+                            f"{rules.name} board has {rules.cols}"
+                        )
+                    parts[r - 1] = rows[line] = bytes(row)
+        board = object.__new__(cls)  # rows are checked as they are parsed
+        board.rules = rules
+        board._cells = b"".join(parts)
+        return board
 
     # ----------------------------------------------------------------- reading
     @property
@@ -253,8 +254,22 @@ def square_label(row: int, col: int, direction: str = ACROSS) -> str:
 
 # Parsed CGP rows by ruleset: rows repeat across the positions of a game and between games
 # (empty rows above all), so a batch parses each distinct row once. Bounded: cleared when full.
-_CGP_ROWS: dict[Ruleset, dict[str, bytes]] = {}
+# Keyed by the Ruleset object (kept beside its rows, so its id stays its own): an equal
+# ruleset loaded again gets rows of its own rather than a comparison at every lookup.
+_CGP_ROWS: dict[int, tuple[Ruleset, dict[str, bytes]]] = {}
 _CGP_ROWS_KEPT = 50_000
+
+
+def _cgp_rows(rules: Ruleset) -> dict[str, bytes]:
+    kept = _CGP_ROWS.get(id(rules))
+    if kept is None or kept[0] is not rules:
+        if len(_CGP_ROWS) > 64:
+            _CGP_ROWS.clear()
+        kept = _CGP_ROWS[id(rules)] = (rules, {})
+    return kept[1]
+
+
+_DIGITS = frozenset("0123456789")
 
 
 def _parse_cgp_row(rules: Ruleset, line: str, r: int) -> bytearray:
@@ -262,9 +277,9 @@ def _parse_cgp_row(rules: Ruleset, line: str, r: int) -> bytearray:
     i = 0
     while i < len(line):
         ch = line[i]
-        if ch.isdigit():
+        if ch in _DIGITS:  # ASCII only: str.isdigit() also takes '²', which int() refuses
             j = i
-            while j < len(line) and line[j].isdigit():
+            while j < len(line) and line[j] in _DIGITS:
                 j += 1
             run = int(line[i:j])
             if run == 0 or run > rules.cols:

@@ -211,6 +211,8 @@ class MoveList(Sequence):
         n = len(self) if first is None else min(first, len(self))
         used = min(n, self._count)  # the first n entries hold records 0.. in order (ranked)
         plays = self._decode(0, used, lists)
+        if self._order is None and n == used:  # plays only, in record order
+            return plays
         out = []
         for i in range(n):
             slot = self._slot(i)

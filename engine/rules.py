@@ -357,7 +357,7 @@ def _parse_premiums(text: str, rows: int, cols: int, source: str) -> tuple[str, 
 
 def _parse_centre(text: str, rows: int, cols: int, source: str) -> tuple[int, int]:
     t = text.strip().upper()
-    digits = "".join(ch for ch in t if ch.isdigit())
+    digits = "".join(ch for ch in t if ch in "0123456789")
     letters = "".join(ch for ch in t if ch.isalpha())
     if not digits or len(letters) != 1 or t not in (digits + letters, letters + digits):
         raise RulesetError(f"{source}: 'centre' {text!r} is not a square like '8H'")

@@ -124,6 +124,7 @@ def test_bad_rows(english, rows, message):
         ("/".join(["15"] * 14 + ["7[CH]7"]), "multi-character"),
         ("/".join(["15"] * 14 + ["7!7"]), "'!' is not a letter"),
         ("/".join(["15"] * 14 + ["0AAAAAAAAAAAAAAA"]), "bad run"),
+        ("/".join(["15"] * 14 + ["7\u00b27"]), "not a letter"),  # a digit to isdigit, not int
     ],
 )
 def test_bad_cgp(english, cgp, message):
@@ -171,8 +172,14 @@ def test_random_boards_round_trip(cell_list):
             assert t.cell(c, r) == board.cell(r, c)
 
 
+CGP_ROW_CHARS = st.sampled_from("0123456789155AEQZaez?.[]/ \u00b2\u0663\u0416")
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=300))
+@given(
+    st.text(max_size=300)
+    | st.lists(st.text(CGP_ROW_CHARS, max_size=18), min_size=14, max_size=16).map("/".join)
+)
 def test_fuzz_cgp_parser_raises_only_input_errors(text):
     try:
         Board.from_cgp(ENGLISH, text)

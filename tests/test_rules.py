@@ -87,6 +87,7 @@ def test_user_file_loads_like_a_builtin(tmp_path, english):
         (lambda t: t.replace("B 2 3", "A 2 3"), "letter 'A' is listed twice"),
         (lambda t: t.replace("rack_size = 7", "rack_size = 0"), "'rack_size' is 0"),
         (lambda t: t.replace('centre = "8H"', 'centre = "Z99"'), "'centre'"),
+        (lambda t: t.replace('centre = "8H"', 'centre = "\u00b2H"'), "'centre'"),  # not int()'s
         (lambda t: t.replace("? 2 0", "? 2 5"), "a blank scores 0"),
         (lambda t: t.replace("A 9 1", "a 9 1"), "must be an uppercase letter"),
         (lambda t: t.replace("A 9 1", "A nine 1"), "whole numbers"),

@@ -3,6 +3,8 @@ whole enqueue -> SimpleWorker -> result round trip on fakeredis."""
 
 from __future__ import annotations
 
+import os
+
 import msgpack
 import pytest
 from fakeredis import FakeRedis
@@ -210,6 +212,19 @@ def fake_worker(conn, registry, **limits):
         registry=registry,
         limits=p.Limits(**limits),
     )
+
+
+@pytest.mark.parametrize("pid", ["\u00b2", "99999999999999999999999", "-1", "", "0x10"])
+def test_a_registration_anyone_wrote_is_taken_over(registry, pid):
+    """A worker registration under this worker's name (Redis is open to any writer) with a
+    pid no process can have, this host's name and no heartbeat: taken over, never a crash."""
+    import socket
+
+    conn = FakeRedis()
+    worker = fake_worker(conn, registry)
+    conn.hset(worker.key, mapping={"hostname": socket.gethostname(), "pid": pid})
+    worker.register_birth()
+    assert conn.hget(worker.key, "pid") == str(os.getpid()).encode()
 
 
 def test_jobs_through_rq_on_fakeredis(registry):

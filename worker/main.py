@@ -204,7 +204,7 @@ class AnchorWorker(SimpleWorker):
 
     def _is_stale(self, info: dict) -> bool:
         host, pid = _text(info.get(b"hostname")), _text(info.get(b"pid"))
-        if host == self.hostname and pid.isdigit():
+        if host == self.hostname and pid.isascii() and pid.isdigit():  # not '²': int() refuses
             if int(pid) == os.getpid() or not _alive(int(pid)):
                 return True
         try:
@@ -255,7 +255,7 @@ def _text(value) -> str:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # none by that number, or none could be
         return False
     except PermissionError:
         return True

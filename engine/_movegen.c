@@ -181,6 +181,7 @@ typedef struct {
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
     uint32_t anchors[MAX_SIDE];         /* the same, a bit per column of each row */
+    int empty_board;                    /* no tile yet: the centre is the one anchor */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
@@ -905,10 +906,77 @@ static inline uint32_t row_bits(const uint8_t *cells, int cols) {
     return bits;
 }
 
+/* The perpendicular word through the empty square (row, col) of the oriented board, with
+ * the tiles above and below it: *score gets their points and the result the letters of
+ * `letters` that make a word there (every letter when there is no such word, the square
+ * then keeping score -1). */
+HOT_INLINE uint64_t vertical_cross(const Search *s, const Rules *r, int row, int col, uint64_t letters, int32_t *score) {
+    int top = row, bottom = row;
+    while (top > 0 && s->cells[(top - 1) * s->cols + col]) top--;
+    while (bottom + 1 < s->rows && s->cells[(bottom + 1) * s->cols + col]) bottom++;
+    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    if (top == row && bottom == row) {
+        *score = -1;
+        return all;
+    }
+    int32_t points = 0;
+    uint32_t list = s->root;
+    for (int k = top; k < row && list; k++) {
+        uint8_t cell = s->cells[k * s->cols + col];
+        uint32_t i = child_node(s, list, cell & TILE_MASK);
+        list = i ? kwg_arc(s->nodes[i]) : 0;
+        if (!i) break;
+    }
+    for (int k = top; k <= bottom; k++)
+        if (k != row) points += tile_points(r, s->cells[k * s->cols + col]);
+    *score = points;
+    if (row == bottom) return s->masks[list].accepts & all;
+    uint64_t mask = 0, children = list_children(s, list), todo = children & letters;
+    while (todo) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        todo &= todo - 1;
+        uint32_t next = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        int acc = 0;
+        for (int k = row + 1; k <= bottom && next; k++) {
+            uint32_t j = child_node(s, next, s->cells[k * s->cols + col] & TILE_MASK);
+            acc = j && k == bottom ? kwg_accepts(s->nodes[j]) : 0;
+            next = j ? kwg_arc(s->nodes[j]) : 0;
+            if (!j) break;
+        }
+        if (acc) mask |= (uint64_t)1 << x;
+    }
+    return mask & all;
+}
+
+/* The cross-set of the empty square (row, col) from scratch: the perpendicular word's
+ * letters, then, beside tiles of the row, only letters whose runs with them occur in a
+ * word (of `letters`: the others are kept as they are, the search never reads them). */
+static void square_cross(Search *s, const Rules *r, int row, int col, uint64_t letters) {
+    const int idx = row * s->cols + col;
+    uint64_t cross = vertical_cross(s, r, row, col, letters, &s->cross_score[idx]);
+    const int beside = (col > 0 && s->cells[idx - 1]) || (col + 1 < s->cols && s->cells[idx + 1]);
+    if (beside && s->runs) {
+        uint64_t some = cross & letters;
+        cross = fits_runs(s, row, col, some) | (cross & ~some);
+    }
+    s->cross[idx] = cross;
+}
+
+/* Anchors of row `row` (empty squares beside a tile), from the occupancy of the rows. */
+HOT_INLINE void row_anchors(Search *s, int row, const uint32_t *occupied) {
+    const uint32_t full = (uint32_t)((1u << s->cols) - 1), here = occupied[row];
+    const uint32_t vertical = (row > 0 ? occupied[row - 1] : 0) | (row + 1 < s->rows ? occupied[row + 1] : 0);
+    const uint32_t anchors = ~here & full & (vertical | ((here << 1) & full) | (here >> 1));
+    s->anchors[row] = anchors;
+    memset(s->anchor + row * s->cols, 0, (size_t)s->cols);
+    for (uint32_t a = anchors; a; a &= a - 1) s->anchor[row * s->cols + __builtin_ctz(a)] = 1;
+}
+
 /* Lay the board out for one pass (transposed for down plays), then compute anchors,
- * cross-sets and cross-scores from the perpendicular (vertical) words. Squares are found
+ * cross-sets and cross-scores from the perpendicular (vertical) words: of `letters` (the
+ * rack's, or every letter for a board that racks will come and go on). Squares are found
  * from per-row occupancy bits: only squares under or over a tile need a cross-set. */
-static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir) {
+static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir, uint64_t letters) {
     s->dir = dir;
     s->rows = dir ? r->cols : r->rows;
     s->cols = dir ? r->rows : r->cols;
@@ -932,51 +1000,13 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
         s->cross[idx] = all;
         s->cross_score[idx] = -1;
     }
-    memset(s->anchor, 0, sizeof s->anchor);
     for (int row = 0; row < s->rows; row++) {
+        row_anchors(s, row, occupied);
         uint32_t here = occupied[row];
         uint32_t vertical = (row > 0 ? occupied[row - 1] : 0) | (row + 1 < s->rows ? occupied[row + 1] : 0);
-        uint32_t empty = ~here & full;
-        uint32_t anchors = empty & (vertical | ((here << 1) & full) | (here >> 1));
-        s->anchors[row] = anchors;
-        for (uint32_t a = anchors; a; a &= a - 1) s->anchor[row * s->cols + __builtin_ctz(a)] = 1;
-        for (uint32_t x = empty & vertical; x; x &= x - 1) {
+        for (uint32_t x = ~here & full & vertical; x; x &= x - 1) {
             int col = __builtin_ctz(x), idx = row * s->cols + col;
-            int top = row, bottom = row;
-            while (top > 0 && s->cells[(top - 1) * s->cols + col]) top--;
-            while (bottom + 1 < s->rows && s->cells[(bottom + 1) * s->cols + col]) bottom++;
-            int32_t score = 0;
-            uint32_t list = s->root;
-            for (int k = top; k < row && list; k++) {
-                uint8_t cell = s->cells[k * s->cols + col];
-                uint32_t i = child_node(s, list, cell & TILE_MASK);
-                list = i ? kwg_arc(s->nodes[i]) : 0;
-                if (!i) break;
-            }
-            for (int k = top; k <= bottom; k++)
-                if (k != row) score += tile_points(r, s->cells[k * s->cols + col]);
-            uint64_t mask = 0;
-            if (row == bottom) {
-                mask = s->masks[list].accepts;
-            } else {
-                /* only letters the rack can put down: the search reads no others */
-                uint64_t children = list_children(s, list), todo = children & playable(s);
-                while (todo) {
-                    unsigned x = (unsigned)__builtin_ctzll(todo);
-                    todo &= todo - 1;
-                    uint32_t next = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
-                    int acc = 0;
-                    for (int k = row + 1; k <= bottom && next; k++) {
-                        uint32_t j = child_node(s, next, s->cells[k * s->cols + col] & TILE_MASK);
-                        acc = j && k == bottom ? kwg_accepts(s->nodes[j]) : 0;
-                        next = j ? kwg_arc(s->nodes[j]) : 0;
-                        if (!j) break;
-                    }
-                    if (acc) mask |= (uint64_t)1 << x;
-                }
-            }
-            s->cross[idx] = mask & all;
-            s->cross_score[idx] = score;
+            s->cross[idx] = vertical_cross(s, r, row, col, letters, &s->cross_score[idx]);
         }
     }
     /* squares beside tiles of the row: only letters whose runs with them occur in a word */
@@ -984,10 +1014,11 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
         uint32_t here = occupied[row];
         for (uint32_t x = ~here & full & ((here << 1) | (here >> 1)); x; x &= x - 1) {
             int col = __builtin_ctz(x), idx = row * s->cols + col;
-            uint64_t letters = s->cross[idx] & playable(s);
-            s->cross[idx] = fits_runs(s, row, col, letters) | (s->cross[idx] & ~letters);
+            uint64_t some = s->cross[idx] & letters;
+            s->cross[idx] = fits_runs(s, row, col, some) | (s->cross[idx] & ~some);
         }
     }
+    s->empty_board = !any_tile;
     if (!any_tile) {
         int cr = dir ? r->centre_col : r->centre_row, cc = dir ? r->centre_row : r->centre_col;
         s->anchor[cr * s->cols + cc] = 1;
@@ -995,8 +1026,57 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
     }
 }
 
-/* Empty squares left of an anchor that a left part from the rack may cover: up to the
- * nearest tile or anchor, and leaving at least one tile for the anchor. */
+/* A pass prepared for every letter (prepare_pass) after tiles are laid on the board:
+ * cells[i] on original square square[i]. Only what the tiles touch is worked out again:
+ * the cross-sets at the two ends of each new tile's perpendicular run and of its run in
+ * the row, and the anchors of the rows around it. The same result as preparing the new
+ * board, without the rest of it (playouts lay a move, then search the board again). */
+static void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_t *cell, int count) {
+    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    if (count == 0) return;
+    int at[MAX_RACK][2];
+    for (int i = 0; i < count; i++) {
+        int row = square[i] / r->cols, col = square[i] % r->cols;
+        if (s->dir) {
+            int t = row;
+            row = col;
+            col = t;
+        }
+        at[i][0] = row;
+        at[i][1] = col;
+        int idx = row * s->cols + col;
+        s->cells[idx] = cell[i];
+        s->cross[idx] = all;
+        s->cross_score[idx] = -1;
+    }
+    /* the squares to work out again, a bit per column of each row, and the rows whose
+     * anchors change: a move's tiles share their runs' ends and their rows */
+    uint32_t redo[MAX_SIDE] = {0}, rows = 0;
+    for (int i = 0; i < count; i++) {
+        const int row = at[i][0], col = at[i][1];
+        rows |= (7u << row) >> 1;
+        int top = row, bottom = row, left = col, right = col;
+        while (top >= 0 && s->cells[top * s->cols + col]) top--;
+        while (bottom < s->rows && s->cells[bottom * s->cols + col]) bottom++;
+        while (left >= 0 && s->cells[row * s->cols + left]) left--;
+        while (right < s->cols && s->cells[row * s->cols + right]) right++;
+        if (top >= 0) redo[top] |= 1u << col;
+        if (bottom < s->rows) redo[bottom] |= 1u << col;
+        if (left >= 0) redo[row] |= 1u << left;
+        if (right < s->cols) redo[row] |= 1u << right;
+    }
+    uint32_t occupied[MAX_SIDE];
+    for (int row = 0; row < s->rows; row++) occupied[row] = row_bits(s->cells + row * s->cols, s->cols);
+    if (s->empty_board) { /* the centre anchor goes: every row's anchors again */
+        rows = ~0u;
+        s->empty_board = 0;
+    }
+    for (int row = 0; row < s->rows; row++) {
+        if (rows >> row & 1) row_anchors(s, row, occupied);
+        for (uint32_t x = redo[row]; x; x &= x - 1) square_cross(s, r, row, __builtin_ctz(x), all);
+    }
+}
+
 static int left_room(const Search *s, int row, int col) {
     int room = 0;
     for (int c = col - 1; c >= 0; c--) {
@@ -1616,6 +1696,7 @@ typedef struct {
     const LeaveTable *leaves; /* NULL: rank by score */
     int has_deadline;
     struct timespec deadline; /* CLOCK_MONOTONIC */
+    int prepared;   /* the passes already hold the board (prepare_pass for every letter) */
 } SearchArgs;
 
 /* An empty buffer for a search with this limit: best-first buffers (limit >= 0) start
@@ -1643,6 +1724,16 @@ static void movebuf_free(MoveBuf *buf) {
  * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
  * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
  * Touches no Python object: callers may release the GIL around it. */
+/* The lexicon's tables, for a search or a board prepared for one. */
+static void attach(Search *p, const Generator *g) {
+    p->nodes = g->nodes;
+    p->masks = g->masks;
+    p->runs = g->runs;
+    p->before = g->reach;
+    p->root = kwg_arc(g->nodes[0]);
+    p->rules = &g->rules;
+}
+
 static int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
@@ -1654,14 +1745,9 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
     bingos_init(bingos, anagrams, rack, r);
     for (int dir = 0; dir < 2; dir++) {
         Search *p = &s[dir];
-        p->nodes = g->nodes;
-        p->masks = g->masks;
-        p->runs = g->runs;
-        p->before = g->reach;
+        attach(p, g);
         p->anagrams = anagrams;
         p->bingos = bingos;
-        p->root = kwg_arc(g->nodes[0]);
-        p->rules = r;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
         memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
         p->rack_left = rack_total;
@@ -1681,7 +1767,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         p->has_deadline = a->has_deadline;
         p->deadline = a->deadline;
         p->order_base = 0;
-        if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) prepare_pass(p, r, board, dir);
+        if ((a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
     bingos->alone = rack_spells(&s[0], 0, 0);
     if (!s[0].root) return 0; /* an empty lexicon: no plays */
@@ -1946,6 +2032,8 @@ static struct timespec deadline_after(double budget) {
 static void raise_failure(int failed, const char *what, double budget) {
     if (failed == FAIL_TIME)
         PyErr_Format(PyExc_TimeoutError, "%s ran past the budget of %g s", what, budget);
+    else if (failed == FAIL_CHECK)
+        PyErr_Format(PyExc_AssertionError, "%s: a board laid tile by tile differs from the board prepared whole", what);
     else
         PyErr_NoMemory();
 }
@@ -2039,7 +2127,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     }
     int failed = 0;
     size_t kept = 0;
-    SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline};
+    SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline, 0};
     Py_BEGIN_ALLOW_THREADS
     failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
     if (!failed) {
@@ -2161,13 +2249,14 @@ PyDoc_STRVAR(playouts_doc,
 
 static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "candidates", "order", "plies",
-                            "graph", "counts", "values", "budget", NULL};
+                            "graph", "counts", "values", "budget", "check", NULL};
     Py_buffer cells_view, rack_view, order_view, graph, counts, values;
     PyObject *candidates, *result = NULL;
-    int plies;
+    int plies, check = 0;
     double budget = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|d", names, &cells_view, &rack_view,
-                                     &candidates, &order_view, &plies, &graph, &counts, &values, &budget))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|dp", names, &cells_view, &rack_view,
+                                     &candidates, &order_view, &plies, &graph, &counts, &values, &budget,
+                                     &check))
         return NULL;
     const Rules *r = &self->rules;
     const int ncells = r->rows * r->cols;
@@ -2233,14 +2322,22 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
     p.g = self;
     p.klv = &klv;
-    p.passes = malloc(2 * sizeof *p.passes);
+    p.passes = malloc(5 * sizeof *p.passes); /* the board in play, the position, a check's */
     p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
     p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
     if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0) {
         PyErr_NoMemory();
         goto out;
     }
-    p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget)};
+    /* the position prepared once for every letter; each playout lays its moves on a copy */
+    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    for (int dir = 0; dir < 2; dir++) {
+        attach(&p.passes[2 + dir], self);
+        prepare_pass(&p.passes[2 + dir], r, board, dir, all);
+    }
+    p.start = p.passes + 2;
+    p.scratch = check ? p.passes + 4 : NULL;
+    p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget), 1};
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && !failed; i++)

@@ -24,6 +24,14 @@ static inline uint32_t load_le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* For a small function on a hot path that is called from more than one place (gcc then
+ * stops inlining it on its own). */
+#if defined(__GNUC__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
+
 #define MAX_SIDE 21                 /* rules.MAX_SIDE: fixed buffers below */
 #define MAX_CELLS (MAX_SIDE * MAX_SIDE)
 #define MAX_LETTERS 63              /* cross-sets are 64-bit masks, bit 0 unused */
@@ -51,5 +59,6 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MAX_PLAYOUT_CANDIDATES 1024  /* candidates per playouts() call */
 #define FAIL_MEMORY 1
 #define FAIL_TIME 2
+#define FAIL_CHECK 3               /* playouts(check=True): an incremental board went wrong */
 
 #endif

@@ -28,7 +28,9 @@ typedef struct {
 typedef struct {
     const Generator *g;
     const Klv *klv;
-    Search *passes;                   /* two: across and down */
+    Search *passes;                   /* two: across and down, holding the board as it stands */
+    const Search *start;              /* the same for the position itself (prepared once) */
+    Search *scratch;                  /* check: the board prepared whole, to compare */
     MoveBuf buf;                      /* best-first, keep 1, by equity */
     float *table;                     /* leave table: 1 << rack_size values */
     SearchArgs args;
@@ -114,6 +116,25 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
     }
 }
 
+/* Whether the passes hold what preparing p->board whole gives (playouts(check=True)). */
+static int board_as_prepared(Playout *p) {
+    const Rules *r = &p->g->rules;
+    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    const int cells = r->rows * r->cols;
+    for (int dir = 0; dir < 2; dir++) {
+        const Search *a = &p->passes[dir];
+        Search *b = p->scratch;
+        attach(b, p->g);
+        prepare_pass(b, r, p->board, dir, all);
+        if (memcmp(a->cells, b->cells, (size_t)cells) || memcmp(a->cross, b->cross, cells * sizeof *a->cross) ||
+            memcmp(a->cross_score, b->cross_score, cells * sizeof *a->cross_score) ||
+            memcmp(a->anchor, b->anchor, (size_t)cells) || memcmp(a->anchors, b->anchors, (size_t)a->rows * sizeof *a->anchors) ||
+            a->empty_board != b->empty_board)
+            return 0;
+    }
+    return 1;
+}
+
 /* The side's best move by equity: the top play, or the best exchange (or pass) when it is
  * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
  * or FAIL_MEMORY / FAIL_TIME from the search. */
@@ -162,9 +183,10 @@ static int best_turn(Playout *p, int side, Turn *turn) {
     return 0;
 }
 
-/* Make `turn` for `side`, keep what is left, refill from the bag. Returns 1 when the side
- * went out with the bag empty (the game is over). */
-static int make_turn(Playout *p, int side, const Turn *turn, double *spread) {
+/* Make `turn` for `side`, keep what is left, refill from the bag; with `searched_after`, lay
+ * its tiles on the passes too, for the search on the board it leaves. Returns 1 when the
+ * side went out with the bag empty (the game is over). */
+static int make_turn(Playout *p, int side, const Turn *turn, int searched_after, double *spread) {
     const Rules *r = &p->g->rules;
     uint8_t *rack = p->rack[side];
     if (turn->kind == TURN_PLAY) {
@@ -173,6 +195,8 @@ static int make_turn(Playout *p, int side, const Turn *turn, double *spread) {
             rack[(turn->cell[i] & BLANK_FLAG) ? 0 : turn->cell[i]]--;
         }
         p->held[side] -= turn->count;
+        for (int dir = 0; dir < 2 && searched_after; dir++)
+            place_tiles(&p->passes[dir], r, turn->square, turn->cell, turn->count);
     } else if (turn->kind == TURN_EXCHANGE) {
         for (int t = 0; t <= r->alphabet; t++) {
             rack[t] -= turn->back[t];
@@ -203,6 +227,7 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
                    const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
     const Rules *r = &p->g->rules;
     memcpy(p->board, board, (size_t)(r->rows * r->cols));
+    memcpy(p->passes, p->start, 2 * sizeof *p->passes);
     memcpy(p->rack[0], mine, sizeof p->rack[0]);
     memset(p->rack[1], 0, sizeof p->rack[1]);
     p->held[0] = p->held[1] = 0;
@@ -224,7 +249,9 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
             int failed = best_turn(p, side, &turn);
             if (failed) return failed;
         }
-        if (make_turn(p, side, ply ? &turn : candidate, &spread)) {
+        int over = make_turn(p, side, ply ? &turn : candidate, ply < plies, &spread);
+        if (p->scratch && ply < plies && !board_as_prepared(p)) return FAIL_CHECK;
+        if (over) {
             int other = rack_points(r, p->rack[1 - side]);
             *value = spread + (side == 0 ? 2 * other : -2 * other);
             *unplayed = 0;

@@ -105,12 +105,24 @@ for bad in (b"", b"\x00" * 7, b"\xff" * 128):
         _movegen.leave_table(graph, counts, leaves._values, bad)
     except ValueError:
         pass
-from anchor.engine.simulate import candidates, iterate  # noqa: E402
+from anchor.engine.simulate import _turn, candidates, iterate, unseen_tiles  # noqa: E402
 
 for line in [ln for ln in lines if ln.strip() and not ln.startswith("#")][:5]:
     pos = parse_cgp(rules, line)
     chosen = candidates(solver, pos.board, pos.racks[0], leaves, 6)
     iterate(solver, pos.board, pos.racks[0], leaves, chosen, 3, 1, range(4))
+    # deep playouts, each move's board compared with the board prepared whole
+    rack = bytearray(27)
+    for ch in pos.racks[0]:
+        rack[0 if ch == "?" else rules.letter_index[ch]] += 1
+    unseen = [
+        0 if ch == "?" else rules.letter_index[ch]
+        for ch in unseen_tiles(rules, pos.board, pos.racks[0])
+    ]
+    rng.shuffle(unseen)
+    turns = [_turn(rules, c.move) for c in chosen]
+    gen.playouts(pos.board.cells, bytes(rack), turns, bytes(unseen), 10, graph, counts,
+                 leaves._values, check=True)  # fmt: skip
 start = parse_cgp(rules, lines[-1] if lines[-1].strip() else lines[-2])
 for _ in range(1500):  # garbage candidates and orders, and leave graphs nobody checked
     turns = [

@@ -20,9 +20,11 @@ from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Board, Ruleset, Solver, parse_cgp
 from anchor.engine.errors import InputError
 from anchor.engine.leaves import Leaves
+from anchor.engine.notation import parse_rack
 from anchor.engine.simulate import (
     RANKS,
     Simulation,
+    _turn,
     candidates,
     iterate,
     prune,
@@ -519,6 +521,30 @@ def test_playouts_in_c_equal_the_python_reference(solver, leaves, cyrillic, seed
     total = game_solver.rules.total_tiles
     for c, candidate in enumerate(chosen):  # at most every tile not yet down, less the play's
         assert all(0 <= n <= total - on_board - len(candidate.move.placed) for n in fast_left[c])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["english", "russian", "erudit"]))
+def test_boards_laid_tile_by_tile_equal_boards_prepared_whole(solver, leaves, cyrillic, seed, name):
+    """A playout keeps its board's cross-sets and anchors by working out again only what
+    each move's tiles touch; with check=True the C core compares them after every move
+    with the board prepared whole, and raises when they differ. Eight plies from
+    positions of a game's first turns, the empty board among them, every ruleset."""
+    game_solver, game_leaves = (solver, leaves) if name == "english" else cyrillic[name]
+    rules = game_solver.rules
+    positions = opening_positions(game_solver, seed, 8)
+    board, rack = positions[seed % len(positions)]
+    chosen = candidates(game_solver, board, rack, game_leaves, 6)
+    counts = bytearray(rules.size + 1)
+    for tile in parse_rack(rules, rack):
+        counts[tile] += 1
+    order = [0 if ch == "?" else rules.letter_index[ch] for ch in unseen_tiles(rules, board, rack)]
+    random.Random(seed).shuffle(order)
+    nodes, below, values = game_leaves.graph()
+    game_solver._generator.playouts(
+        cells=board.cells, rack=bytes(counts), candidates=[_turn(rules, c.move) for c in chosen],
+        order=bytes(order), plies=8, graph=nodes, counts=below, values=values, check=True,
+    )  # fmt: skip
 
 
 def test_playouts_near_the_end_of_the_game(solver, leaves):

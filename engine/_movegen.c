@@ -2332,6 +2332,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     /* the position prepared once for every letter; each playout lays its moves on a copy */
     const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
     for (int dir = 0; dir < 2; dir++) {
+        attach(&p.passes[dir], self); /* the board in play: copy_board gives it its squares */
         attach(&p.passes[2 + dir], self);
         prepare_pass(&p.passes[2 + dir], r, board, dir, all);
     }

@@ -116,6 +116,23 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
     }
 }
 
+/* The board part of a prepared pass (prepare_pass), its squares only: half of each array
+ * is past the last square of a 15 x 15 board. */
+static void copy_board(Search *to, const Search *from) {
+    const size_t cells = (size_t)(from->rows * from->cols);
+    to->dir = from->dir;
+    to->rows = from->rows;
+    to->cols = from->cols;
+    to->lm = from->lm;
+    to->wm = from->wm;
+    to->empty_board = from->empty_board;
+    memcpy(to->cells, from->cells, cells);
+    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
+    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
+    memcpy(to->anchor, from->anchor, cells);
+    memcpy(to->anchors, from->anchors, (size_t)from->rows * sizeof *to->anchors);
+}
+
 /* Whether the passes hold what preparing p->board whole gives (playouts(check=True)). */
 static int board_as_prepared(Playout *p) {
     const Rules *r = &p->g->rules;
@@ -227,7 +244,7 @@ static int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const 
                    const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
     const Rules *r = &p->g->rules;
     memcpy(p->board, board, (size_t)(r->rows * r->cols));
-    memcpy(p->passes, p->start, 2 * sizeof *p->passes);
+    for (int dir = 0; dir < 2; dir++) copy_board(&p->passes[dir], &p->start[dir]);
     memcpy(p->rack[0], mine, sizeof p->rack[0]);
     memset(p->rack[1], 0, sizeof p->rack[1]);
     p->held[0] = p->held[1] = 0;

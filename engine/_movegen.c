@@ -338,6 +338,11 @@ static void raise_floor(MoveBuf *b, int by_equity) {
     b->floor_rises++;
 }
 
+/* The least order key a play this search finds from now on can have: its anchor's, and a
+ * sequence number past every play made so far. A play tying the floor's value and found
+ * after it in the same anchor ranks below it, so a bound that only ties cannot rank. */
+static inline uint64_t next_order(const Search *s) { return s->order_base | s->out->seq; }
+
 static void emit(Search *s, int end_col, Tally t) {
     int start = s->start_col, len = end_col - start;
     if (len < 2) return;
@@ -429,7 +434,7 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
          * out of reach for this square and all the recursion below it */
         uint8_t hidden = 0;
         if (s->rack[0] && s->prune &&
-            !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], s->order_base)) {
+            !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], next_order(s))) {
             s->out->pruned = 1;
             hidden = s->rack[0];
             s->rack[0] = 0;
@@ -598,14 +603,15 @@ static void left_part(Search *s, int room) {
         const LeftPart e = t->items[at];
         if (s->prune && seen != s->out->floor_rises) {
             seen = s->out->floor_rises;
+            const uint64_t first = next_order(s);
             extend = deeper = 0;
             blanks = has_blank ? 0 : ~0u;
             for (int l = 0; l <= room + 1; l++) {
                 if (l <= room)
-                    extend |= (uint32_t)could_rank(s->out, by_equity, s->left_bound[l], s->order_base) << l;
-                deeper |= (uint32_t)could_rank(s->out, by_equity, s->deeper_bound[l], s->order_base) << l;
+                    extend |= (uint32_t)could_rank(s->out, by_equity, s->left_bound[l], first) << l;
+                deeper |= (uint32_t)could_rank(s->out, by_equity, s->deeper_bound[l], first) << l;
                 if (has_blank)
-                    blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], s->order_base) << l;
+                    blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], first) << l;
             }
         }
         if (can_place(s, e.list, anchor)) {

@@ -1286,8 +1286,13 @@ static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         /* spans of l left squares and r right ones. By score the longest that can hold a
          * play bounds the shorter ones; by equity each length has its own best leave (and
          * only the rack's length its bingo): every r, shortest first, each growing the last */
+        /* a span taking the whole rack holds a play only when some word has exactly the
+         * rack's letters and the span's board letters (spells_bingo): else it is skipped */
+#define HOLDS_NO_PLAY(r)                                                                                   \
+    (left_len + l + (r) + tiles_upto[r] < 2 || l > left_upto[r] ||                                        \
+     (l + (r) == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r])))
         int r = s->leaves ? 1 : most;
-        while (!s->leaves && r >= 1 && (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r])) r--;
+        while (!s->leaves && r >= 1 && HOLDS_NO_PLAY(r)) r--;
         if (r < 1) continue;
         Span span; /* weights written as the squares come: not zeroed */
         span.sq = line + MAX_RACK - l;
@@ -1296,13 +1301,10 @@ static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         span_fill(&span, s->leaves ? l : l + r);
         for (; r >= 1 && r <= most; r++) {
             if (s->leaves) span_grow(&span);
-            if (left_len + l + r + tiles_upto[r] < 2 || l > left_upto[r]) continue;
+            if (s->leaves && HOLDS_NO_PLAY(r)) continue;
+#undef HOLDS_NO_PLAY
             float blank = -INFINITY;
-            /* the whole rack: the bingo only when some word has exactly the rack's letters
-             * and the span's board letters */
-            int32_t bingo = s->rules->bingo;
-            if (l + r == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r]))
-                bingo = 0;
+            int32_t bingo = l + r == s->rules->rack_size ? s->rules->bingo : 0;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);

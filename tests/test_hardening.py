@@ -290,23 +290,27 @@ def test_a_job_past_the_servers_time_is_answered_timeout_once(server, queue, wor
 def test_a_long_job_keeps_its_heartbeat_and_runs_once(server, queue, workers):
     """A job longer than the heartbeat TTL plus a maintenance round, with a second worker
     watching: it must not be declared abandoned and started again."""
-    first = workers("long-a", "--max-job-seconds", "120")
+    # Positions without a limit under a cap of one move: every play is searched and counted
+    # (~20 ms each on two blanks; best-first would take ~0.03 ms), one is sent back: about
+    # 18 s in all, well past the 10 s heartbeat TTL.
+    first = workers("long-a", "--max-job-seconds", "120", "--max-moves", "1")
     client = AnalysisClient(server.url, queue=queue, job_timeout=120, retries=2)
-    # ~40 ms each: about 16 s in all, well past the 10 s heartbeat TTL.
     heavy = p.pack(
         {
             "v": 1,
             "kind": "batch",
             "lexicon": "twl06",
-            "limit": 1,
-            "positions": [{"cgp": TWO_BLANKS}] * 400,
+            "positions": [{"cgp": TWO_BLANKS}] * 900,
         }
     )
     job = client.submit(heavy)
     wait_until(lambda: first.current_job([job.id]), 20, "the first worker to take the job")
     second = workers("long-b", "--max-job-seconds", "120")
     result = client.result(job, timeout=120)
-    assert result["ok"] and len(result["results"]) == 400
+    assert result["ok"] and len(result["results"]) == 900
+    # every play counted (two blanks: over 150,000), one sent: the cap, not best-first, ran
+    assert {r["total"] for r in result["results"]} == {158_705}
+    assert all(r["truncated"] and len(r["moves"]) == 1 for r in result["results"])
     entries = server.client().xrange(f"rq:results:{job.id}")
     assert [e[1][b"type"] for e in entries] == [b"1"]  # one success, no retry
     assert job.id not in second.log.read_text()

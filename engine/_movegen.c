@@ -137,6 +137,9 @@ typedef struct {
     uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
 } Rules;
 
+/* Bits 1..alphabet: every letter of the ruleset (bit 0, the blank, is never a letter). */
+static inline uint64_t every_letter(const Rules *r) { return (((uint64_t)1 << r->alphabet) - 1) << 1; }
+
 /* Bingo words by their letters: every word of rack_size to MAX_SIDE letters (the whole
  * rack, alone or with board tiles), keyed by the sum of its letters' random codes (so a key
  * needs no sorting and grows a letter at a time), in an open addressing set (0: empty).
@@ -920,7 +923,7 @@ HOT_INLINE uint64_t vertical_cross(const Search *s, const Rules *r, int row, int
     int top = row, bottom = row;
     while (top > 0 && s->cells[(top - 1) * s->cols + col]) top--;
     while (bottom + 1 < s->rows && s->cells[(bottom + 1) * s->cols + col]) bottom++;
-    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    const uint64_t all = every_letter(r);
     if (top == row && bottom == row) {
         *score = -1;
         return all;
@@ -995,7 +998,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
     } else {
         memcpy(s->cells, board, (size_t)cells);
     }
-    uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    uint64_t all = every_letter(r);
     uint32_t occupied[MAX_SIDE], full = (uint32_t)((1u << s->cols) - 1);
     int any_tile = 0;
     for (int row = 0; row < s->rows; row++) {
@@ -1038,7 +1041,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
  * the row, and the anchors of the rows around it. The same result as preparing the new
  * board, without the rest of it (playouts lay a move, then search the board again). */
 static void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_t *cell, int count) {
-    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    const uint64_t all = every_letter(r);
     if (count == 0) return;
     int at[MAX_RACK][2];
     for (int i = 0; i < count; i++) {
@@ -1083,6 +1086,8 @@ static void place_tiles(Search *s, const Rules *r, const uint16_t *square, const
     }
 }
 
+/* Empty squares left of an anchor that a left part from the rack may cover: up to the
+ * nearest tile or anchor, and leaving at least one tile for the anchor. */
 static int left_room(const Search *s, int row, int col) {
     int room = 0;
     for (int c = col - 1; c >= 0; c--) {
@@ -1728,10 +1733,6 @@ static void movebuf_free(MoveBuf *buf) {
     memset(buf, 0, sizeof *buf);
 }
 
-/* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
- * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
- * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
- * Touches no Python object: callers may release the GIL around it. */
 /* The lexicon's tables, for a search or a board prepared for one. */
 static void attach(Search *p, const Generator *g) {
     p->nodes = g->nodes;
@@ -1742,6 +1743,10 @@ static void attach(Search *p, const Generator *g) {
     p->rules = &g->rules;
 }
 
+/* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
+ * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
+ * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
+ * Touches no Python object: callers may release the GIL around it. */
 static int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
@@ -1759,7 +1764,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
         memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
         p->rack_left = rack_total;
-        p->all_letters = (((uint64_t)1 << r->alphabet) - 1) << 1;
+        p->all_letters = every_letter(r);
         p->rack_mask = 0;
         for (int k = 0; k <= r->alphabet; k++)
             if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
@@ -2338,7 +2343,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
         goto out;
     }
     /* the position prepared once for every letter; each playout lays its moves on a copy */
-    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    const uint64_t all = every_letter(r);
     for (int dir = 0; dir < 2; dir++) {
         attach(&p.passes[dir], self); /* the board in play: copy_board gives it its squares */
         attach(&p.passes[2 + dir], self);

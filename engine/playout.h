@@ -136,7 +136,7 @@ static void copy_board(Search *to, const Search *from) {
 /* Whether the passes hold what preparing p->board whole gives (playouts(check=True)). */
 static int board_as_prepared(Playout *p) {
     const Rules *r = &p->g->rules;
-    const uint64_t all = (r->alphabet >= 63) ? ~(uint64_t)1 : (((uint64_t)1 << (r->alphabet + 1)) - 2);
+    const uint64_t all = every_letter(r);
     const int cells = r->rows * r->cols;
     for (int dir = 0; dir < 2; dir++) {
         const Search *a = &p->passes[dir];

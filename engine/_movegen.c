@@ -104,16 +104,21 @@ typedef struct {
 } AnchorBounds;
 
 /* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
- * it in the lexicon, its length and last tile, and its place in the tree of prefixes
- * (16 bytes). Index 0 is the empty prefix, so 0 also means "none" below. */
+ * it in the lexicon, its length and last tile, its place in the tree of prefixes, and what
+ * the rack holds after it, so that walking the tree at an anchor needs no rack bookkeeping
+ * (32 bytes). Index 0 is the empty prefix, so 0 also means "none" below. */
 typedef struct {
+    uint64_t have;    /* the letters left on the rack after it (blanks aside) */
+    uint64_t follow;  /* the letters the rack can put down right after it that the lexicon allows */
     uint32_t list;
     uint32_t child;   /* the first prefix extending it by one tile */
     uint32_t next;    /* the next prefix extending its parent */
     uint8_t tile;     /* BLANK_FLAG set for a blank; 0 for the empty prefix */
     uint8_t len;
     uint8_t expanded; /* children added (grown when an anchor first needs them) */
+    uint8_t blanks;   /* blanks left on the rack after it */
 } LeftPart;
+_Static_assert(sizeof(LeftPart) == 32, "LeftPart is 32 bytes");
 
 /* The rack's prefixes, shared by both passes of one search. */
 typedef struct {
@@ -176,6 +181,7 @@ typedef struct {
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
     Bingos *bingos;                     /* shared by the two passes */
     uint32_t root;
+    uint32_t gaddag;                    /* GADDAG root list, when the file has one that covers the DAWG; else 0 */
     const Rules *rules;
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
     uint8_t cells[MAX_CELLS];
@@ -219,6 +225,9 @@ static inline uint64_t playable(const Search *s) {
 
 /* Branch-free: bit t of rack_mask is set exactly while rack[t] > 0, the blank's bit 0
  * included (no letter mask has bit 0, so nothing reads it). */
+/* The rack tile a placed tile came from: 0 for a blank. */
+static inline unsigned untile(uint8_t tile) { return (tile & BLANK_FLAG) ? 0 : tile; }
+
 static inline void take_tile(Search *s, unsigned from) {
     s->rack_mask &= ~((uint64_t)(--s->rack[from] == 0) << from);
     s->rack_left--;
@@ -510,12 +519,23 @@ static int grow_left_parts(LeftParts *t) {
     return 0;
 }
 
+/* The letters the rack can put down after prefix e: any while a blank is left. */
+static inline uint64_t left_rest(const Search *s, const LeftPart *e) { return e->blanks ? s->all_letters : e->have; }
+
+/* A prefix of the tree: its rack and what may follow it, from its list and what the rack
+ * holds after it. */
+static inline LeftPart left_part_at(const Search *s, uint32_t list, uint8_t tile, int len, uint64_t have, int blanks) {
+    LeftPart e = {have, 0, list, 0, 0, tile, (uint8_t)len, 0, (uint8_t)blanks};
+    e.follow = list_children(s, list) & left_rest(s, &e);
+    return e;
+}
+
 /* The prefixes extending left part `at` by one rack tile, added as its children in the
- * order LeftPart's recursion tries them (letter order, a blank after the letter). The
- * rack holds exactly what `at` leaves of it. Returns -1 when memory is out. */
-static int expand_left_part(Search *s, LeftParts *t, uint32_t at) {
+ * order LeftPart's recursion tries them (letter order, a blank after the letter). `count`
+ * holds what `at` leaves of the rack, by tile. Returns -1 when memory is out. */
+static int expand_left_part(const Search *s, LeftParts *t, uint32_t at, const uint8_t *count) {
     const LeftPart e = t->items[at];
-    uint64_t children = list_children(s, e.list), todo = children & playable(s);
+    uint64_t children = list_children(s, e.list), todo = e.follow;
     uint32_t prev = 0;
     t->items[at].expanded = 1;
     while (todo) {
@@ -524,10 +544,11 @@ static int expand_left_part(Search *s, LeftParts *t, uint32_t at) {
         uint32_t child = kwg_arc(s->nodes[e.list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
         if (!child) continue; /* a word nothing follows: no left part goes on from it */
         for (int blank = 0; blank < 2; blank++) {
-            if (!s->rack[blank ? 0 : x]) continue;
+            if (!count[blank ? 0 : x]) continue;
             if (t->count == t->capacity && grow_left_parts(t) < 0) return -1;
             uint32_t i = (uint32_t)t->count++;
-            t->items[i] = (LeftPart){child, 0, 0, (uint8_t)(blank ? (x | BLANK_FLAG) : x), (uint8_t)(e.len + 1), 0};
+            uint64_t have = blank || count[x] > 1 ? e.have : e.have & ~((uint64_t)1 << x);
+            t->items[i] = left_part_at(s, child, (uint8_t)(blank ? (x | BLANK_FLAG) : x), e.len + 1, have, e.blanks - blank);
             if (prev)
                 t->items[prev].next = i;
             else
@@ -538,16 +559,11 @@ static int expand_left_part(Search *s, LeftParts *t, uint32_t at) {
     return 0;
 }
 
-static inline void drop_left_tile(Search *s) {
-    uint8_t tile = s->left[--s->left_len];
-    return_tile(s, (tile & BLANK_FLAG) ? 0 : tile);
-}
-
-/* Whether some letter the rack can put on square idx after the prefix ending in `list`
- * goes on with the n letters of `run` (the board tiles after the square). */
-static inline int goes_on(const Search *s, uint32_t list, int idx, const uint8_t *run, int n) {
+/* Whether some letter of `can` (those the rack can put on the anchor after the prefix
+ * ending in `list`) goes on with the n letters of `run` (the board tiles after it). */
+static inline int goes_on(const Search *s, uint32_t list, uint64_t can, const uint8_t *run, int n) {
     uint64_t children = list_children(s, list);
-    for (uint64_t todo = children & s->cross[idx] & playable(s); todo; todo &= todo - 1) {
+    for (uint64_t todo = can; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
         uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
         for (int j = 0;;) {
@@ -560,14 +576,12 @@ static inline int goes_on(const Search *s, uint32_t list, int idx, const uint8_t
     return 0;
 }
 
-/* Whether some letter the rack can put on square idx after the prefix ending in `list`
- * ends a word there or goes on with a letter the rack can put on the empty square after
- * it (`room_after`: there is one). */
-static inline int ends_or_goes_on(const Search *s, uint32_t list, int idx, int room_after) {
-    uint64_t children = list_children(s, list), can = children & s->cross[idx] & playable(s);
+/* Whether some letter of `can` (as for goes_on) ends a word on the anchor or goes on with
+ * a letter of `then` (those the rack can put on the empty square after it; 0 if none). */
+static inline int ends_or_goes_on(const Search *s, uint32_t list, uint64_t can, uint64_t then) {
     if (can & s->masks[list].accepts) return 1;
-    if (!room_after) return 0;
-    uint64_t then = s->cross[idx + 1] & playable(s);
+    if (!then) return 0;
+    uint64_t children = list_children(s, list);
     for (uint64_t todo = can; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
         uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
@@ -576,86 +590,321 @@ static inline int ends_or_goes_on(const Search *s, uint32_t list, int idx, int r
     return 0;
 }
 
+/* ------------------------------------------------------- GADDAG-led left parts */
+/* A KWG may carry a GADDAG (node 1): for every prefix u of a word, the path of u's letters
+ * read backwards. At an anchor the search then need not try every prefix the rack spells:
+ * the GADDAG, entered with the board tiles after the anchor (last first), then a letter for
+ * the anchor, then the rack tiles leftwards, reaches exactly the prefixes P for which P,
+ * the anchor's letter and those tiles begin a word. Those are collected, put in the order
+ * the prefix tree walk would try them, and extended as it would: the same plays in the same
+ * order, with the prefixes that lead nowhere never tried. The GADDAG only picks prefixes (a
+ * path it has beyond the DAWG's finds no play), and it is used only when it was found to
+ * hold every path the DAWG needs (gaddag_covers). Its lists have no masks: a lookup scans
+ * at most MAX_LETTERS + 1 nodes of one, whatever the file says. */
+
+/* The node for `tile` in the sibling list at `list`, or 0. */
+static inline uint32_t gaddag_child(const uint32_t *nodes, uint32_t list, unsigned tile) {
+    if (!list) return 0;
+    for (uint32_t i = list, n = 0; n <= MAX_LETTERS; i++, n++) {
+        uint32_t node = nodes[i];
+        if (kwg_tile(node) == tile) return i;
+        if (kwg_is_end(node)) return 0;
+    }
+    return 0;
+}
+
+/* Whether the GADDAG at `gaddag` holds the backwards path of every prefix of every word of
+ * the DAWG at `root` (words of up to MAX_SIDE letters, which is all a board can hold). 0 too
+ * when that takes more than `budget` steps: the GADDAG is then left unused. */
+static int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_t budget) {
+    uint32_t at[MAX_SIDE + 1];
+    uint8_t word[MAX_SIDE];
+    int d = 0;
+    if (!root) return 1;
+    if (!gaddag) return 0;
+    at[0] = root;
+    for (;;) {
+        uint32_t node = nodes[at[d]];
+        word[d] = (uint8_t)kwg_tile(node);
+        /* the prefix word[0..d], backwards */
+        uint32_t g = gaddag;
+        for (int j = d; j >= 0; j--) {
+            uint32_t i = gaddag_child(nodes, g, word[j]);
+            if (!i) return 0;
+            g = j ? kwg_arc(nodes[i]) : 1;
+            if (budget-- == 0) return 0;
+        }
+        uint32_t child = kwg_arc(node);
+        if (child && d + 1 < MAX_SIDE) { /* down to the prefixes extending this one */
+            d++;
+            at[d] = child;
+            continue;
+        }
+        while (kwg_is_end(nodes[at[d]])) { /* this list done: on to the parent's next */
+            if (d-- == 0) return 1;
+        }
+        at[d]++;
+    }
+}
+
+/* The prefixes collected at one anchor, as sort keys: a digit of 7 bits per tile (letter
+ * << 1 | blank, plus 1), the prefix's first tile in the top digit, zeros after its last, so
+ * that keys sort as the prefix tree walk tries the prefixes (a prefix before those
+ * extending it, letters in order, a blank after its letter). */
+typedef struct {
+    uint64_t key[GADDAG_LEFTS];
+    int n, overflow, room;
+    unsigned top; /* the highest letter the rack can put down (the alphabet's last with a blank) */
+    uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path */
+    const uint32_t *nodes;
+} LeftKeys;
+
+/* Every prefix the rack can lay left of the anchor along the GADDAG from node `at` (the
+ * last tile laid, on the anchor or left of it): `key` holds the `depth` tiles laid left of
+ * it so far, each new one becoming the prefix's first. Along a GADDAG path the letters so
+ * far are only part of a word; they begin one when the node ends a word or its list holds
+ * the separator (tile 0, first in the list) to go right from. */
+static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
+    const uint32_t node = k->nodes[at], list = kwg_arc(node);
+    if (kwg_accepts(node) || (list && kwg_tile(k->nodes[list]) == 0)) {
+        if (k->n == GADDAG_LEFTS) {
+            k->overflow = 1;
+            return;
+        }
+        k->key[k->n++] = key;
+    }
+    if (depth == k->room || !list) return;
+    for (uint32_t i = list, n = 0; n <= MAX_LETTERS && !k->overflow; i++, n++) {
+        unsigned x = kwg_tile(k->nodes[i]);
+        if (x > k->top) break; /* lists go up by tile: no rack tile further on */
+        if (x >= 1 && (k->count[x] || k->count[0]))
+            for (int blank = 0; blank < 2 && !k->overflow; blank++) {
+                unsigned from = blank ? 0 : x;
+                if (!k->count[from]) continue;
+                k->count[from]--;
+                uint64_t digit = (uint64_t)((x << 1 | (unsigned)blank) + 1) << (7 * (GADDAG_MAX_ROOM - 1));
+                collect_lefts(k, i, depth + 1, digit | key >> 7);
+                k->count[from]++;
+            }
+        if (kwg_is_end(k->nodes[i])) break;
+    }
+}
+
+static int by_key(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Which prefix lengths could still rank, by could_rank on the bounds of this anchor: bit l
+ * of `extend` for left parts of l tiles, of `deeper` for l or more, of `blanks` for l or
+ * more with a blank. Only a play moves the floor: they are asked again after extending. */
+typedef struct {
+    uint32_t extend, deeper, blanks;
+    uint32_t seen; /* the floor's rises when they were asked */
+} LeftRanks;
+
+static void left_ranks(const Search *s, int room, LeftRanks *b) {
+    const MoveBuf *out = s->out;
+    const int by_equity = s->leaves != NULL, has_blank = s->rack[0] > 0;
+    const uint64_t first = next_order(s);
+    b->seen = out->floor_rises;
+    b->extend = b->deeper = 0;
+    b->blanks = has_blank ? 0 : ~0u;
+    for (int l = 0; l <= room + 1; l++) {
+        if (l <= room) b->extend |= (uint32_t)could_rank(out, by_equity, s->left_bound[l], first) << l;
+        b->deeper |= (uint32_t)could_rank(out, by_equity, s->deeper_bound[l], first) << l;
+        if (has_blank) b->blanks |= (uint32_t)could_rank(out, by_equity, s->deeper_blank[l], first) << l;
+    }
+}
+
+/* LeftPart at the anchor, led by the GADDAG: `run` holds the n board tiles right after the
+ * anchor. Returns -1, having done nothing, when the prefixes are too many to collect (the
+ * prefix tree walk then does it), else 0. */
+static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
+    const uint32_t *nodes = s->nodes;
+    const int alphabet = s->rules->alphabet;
+    const uint64_t cross = s->cross[s->row * s->cols + s->anchor_col];
+    uint32_t g = s->gaddag;
+    for (int j = n - 1; j >= 0 && g; j--) {
+        uint32_t i = gaddag_child(nodes, g, run[j]);
+        g = i ? kwg_arc(nodes[i]) : 0;
+    }
+    if (!g) return 0; /* no word has a letter before these tiles: no play here */
+    LeftKeys k;
+    k.n = k.overflow = 0;
+    k.room = room;
+    k.top = s->rack[0] ? (unsigned)alphabet : 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
+    k.nodes = nodes;
+    memcpy(k.count, s->rack, sizeof k.count);
+    for (uint32_t i = g, c = 0; c <= MAX_LETTERS && !k.overflow; i++, c++) { /* the anchor's letter */
+        uint32_t node = nodes[i];
+        unsigned x = kwg_tile(node);
+        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1))
+            for (int blank = 0; blank < 2; blank++) {
+                unsigned from = blank ? 0 : x;
+                if (!k.count[from]) continue;
+                k.count[from]--;
+                collect_lefts(&k, i, 0, 0);
+                k.count[from]++;
+            }
+        if (kwg_is_end(node)) break;
+    }
+    if (k.overflow) return -1;
+    if (k.n > 64) {
+        qsort(k.key, (size_t)k.n, sizeof *k.key, by_key);
+    } else { /* the usual few dozen */
+        for (int i = 1; i < k.n; i++) {
+            uint64_t key = k.key[i];
+            int j = i;
+            for (; j > 0 && k.key[j - 1] > key; j--) k.key[j] = k.key[j - 1];
+            k.key[j] = key;
+        }
+    }
+    MoveBuf *out = s->out;
+    LeftRanks ranks = {~0u, ~0u, ~0u, 0};
+    int recheck = s->prune;
+    uint8_t whole[MAX_LETTERS + 1];
+    memcpy(whole, s->rack, sizeof whole);
+    const uint64_t rack_mask = s->rack_mask;
+    const int rack_left = s->rack_left;
+    for (int i = 0; i < k.n; i++) {
+        const uint64_t key = k.key[i];
+        if (i > 0 && key == k.key[i - 1]) continue; /* reached through more than one letter */
+        if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
+        recheck = 0;
+        uint8_t tile[GADDAG_MAX_ROOM];
+        int len = 0, ok = 1;
+        for (; len < GADDAG_MAX_ROOM; len++) {
+            unsigned d = (unsigned)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len))) & 0x7F;
+            if (!d) break;
+            tile[len] = (uint8_t)(((d - 1) >> 1) | (((d - 1) & 1) ? BLANK_FLAG : 0));
+            if ((tile[len] & BLANK_FLAG) && !(ranks.blanks >> (len + 1) & 1)) ok = 0;
+        }
+        if (!ok || !(ranks.extend >> len & 1)) {
+            out->pruned = 1;
+            continue;
+        }
+        uint32_t list = s->root;
+        for (int j = 0; j < len && list; j++) {
+            uint32_t at = child_node(s, list, tile[j] & TILE_MASK);
+            list = at ? kwg_arc(nodes[at]) : 0;
+        }
+        if (!list) continue; /* a path of the GADDAG's alone */
+        for (int j = 0; j < len; j++) {
+            take_tile(s, untile(tile[j]));
+            s->left[j] = tile[j];
+        }
+        s->left_len = len;
+        extend_from_left_part(s, list);
+        memcpy(s->rack, whole, sizeof whole);
+        s->rack_left = rack_left;
+        s->rack_mask = rack_mask;
+        s->left_len = 0;
+        if (s->failed) break;
+        recheck = s->prune;
+    }
+    return 0;
+}
+
 /* LeftPart [AJ88]: every prefix from the rack of up to `room` tiles, each laid left of the
  * anchor and extended right when a rack tile can go on the anchor after it. The prefixes
  * are the same at every anchor, so they live in a tree (s->lefts) grown as anchors first
- * need them and walked here in the recursion's order, the rack following the walk.
- * Best-first, a prefix (and every longer one extending it) is skipped when no play
- * through it could rank. */
+ * need them and walked here in the recursion's order; each knows what the rack holds after
+ * it, so the rack is touched only to expand a prefix or to extend one. Best-first, a prefix
+ * (and every longer one extending it) is skipped when no play through it could rank. */
 static void left_part(Search *s, int room) {
     LeftParts *t = s->lefts;
-    const int anchor = s->row * s->cols + s->anchor_col, by_equity = s->leaves != NULL;
+    MoveBuf *out = s->out;
+    const int anchor = s->row * s->cols + s->anchor_col;
+    const uint64_t cross = s->cross[anchor];
+    if (s->gaddag && room <= GADDAG_MAX_ROOM) {
+        uint8_t tiles[MAX_SIDE];
+        int n = 0;
+        for (int i = 1; s->anchor_col + i < s->cols && s->cells[anchor + i]; i++) tiles[n++] = s->cells[anchor + i] & TILE_MASK;
+        if (n > 0 && room >= GADDAG_MIN_ROOM && !s->rack[0] && left_part_gaddag(s, room, tiles, n) == 0)
+            return;
+    }
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
+    /* the rack stays whole while the tree is walked; count: what the prefix being tried
+     * leaves of it */
+    uint8_t count[MAX_LETTERS + 1], whole[MAX_LETTERS + 1];
+    memcpy(whole, s->rack, sizeof whole);
+    memcpy(count, s->rack, sizeof count);
+    const uint64_t rack_mask = s->rack_mask;
+    const int rack_left = s->rack_left;
     uint32_t at = 0;
     path[0] = 0;
-    /* which prefix lengths could still rank, by could_rank on the bounds of this anchor:
-     * bit l of `extend` for left parts of l tiles, of `deeper` for l or more, of `blanks`
-     * for l or more with a blank; asked again only when the floor has moved */
-    uint32_t extend = ~0u, deeper = ~0u, blanks = ~0u, seen = s->out->floor_rises - 1;
+    LeftRanks ranks = {~0u, ~0u, ~0u, 0};
+    int recheck = s->prune;
     const int has_blank = s->rack[0] > 0;
     /* what stands after the anchor: a prefix is extended only when some letter it can put
      * on the anchor goes on with the board tiles there (up to RUN_AFTER of them), or, with
      * none, ends a word or goes on with a letter for the next square (most extensions
      * that find nothing stop right there) */
     const int room_after = s->anchor_col + 1 < s->cols;
+    const uint64_t cross_after = room_after ? s->cross[anchor + 1] : 0;
     uint8_t run[RUN_AFTER];
     int after = 0;
     for (int i = 1; s->anchor_col + i < s->cols && after < RUN_AFTER && s->cells[anchor + i]; i++)
         run[after++] = s->cells[anchor + i] & TILE_MASK;
-    while (!s->failed) {
-        const LeftPart e = t->items[at];
-        if (s->prune && seen != s->out->floor_rises) {
-            seen = s->out->floor_rises;
-            const uint64_t first = next_order(s);
-            extend = deeper = 0;
-            blanks = has_blank ? 0 : ~0u;
-            for (int l = 0; l <= room + 1; l++) {
-                if (l <= room)
-                    extend |= (uint32_t)could_rank(s->out, by_equity, s->left_bound[l], first) << l;
-                deeper |= (uint32_t)could_rank(s->out, by_equity, s->deeper_bound[l], first) << l;
-                if (has_blank)
-                    blanks |= (uint32_t)could_rank(s->out, by_equity, s->deeper_blank[l], first) << l;
+    for (;;) {
+        const LeftPart *e = &t->items[at];
+        if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
+        recheck = 0;
+        const uint64_t can = e->follow & cross;
+        const int len = e->len;
+        if (can) {
+            if (!(ranks.extend >> len & 1)) {
+                out->pruned = 1;
+            } else if (after ? goes_on(s, e->list, can, run, after)
+                             : ends_or_goes_on(s, e->list, can, cross_after & left_rest(s, e))) {
+                const uint32_t list = e->list;
+                for (int d = 1; d <= len; d++) { /* the prefix's tiles, from the rack */
+                    uint8_t tile = t->items[path[d]].tile;
+                    take_tile(s, untile(tile));
+                    s->left[d - 1] = tile;
+                }
+                s->left_len = len;
+                extend_from_left_part(s, list);
+                memcpy(s->rack, whole, sizeof whole);
+                s->rack_left = rack_left;
+                s->rack_mask = rack_mask;
+                s->left_len = 0;
+                if (s->failed) return;
+                recheck = s->prune;
             }
-        }
-        if (can_place(s, e.list, anchor)) {
-            if (!(extend >> e.len & 1))
-                s->out->pruned = 1;
-            else if (after ? goes_on(s, e.list, anchor, run, after) : ends_or_goes_on(s, e.list, anchor, room_after))
-                extend_from_left_part(s, e.list);
         }
         /* the next prefix to try: the first extending this one, else the next one of the
          * same length, else that of a shorter one */
         uint32_t go = 0;
-        int level = e.len + 1;
+        int level = len + 1;
         /* the tiles a longer prefix leaves are fewer still: once none of them can go on the
          * anchor, nothing extending this prefix can be played here */
-        if (e.len < room && e.list && (s->cross[anchor] & playable(s))) {
-            if (!(deeper >> (e.len + 1) & 1)) {
-                s->out->pruned = 1;
+        if (len < room && e->list && (cross & left_rest(s, e))) {
+            if (!(ranks.deeper >> (len + 1) & 1)) {
+                out->pruned = 1;
             } else {
-                if (!e.expanded && expand_left_part(s, t, at) < 0) {
+                if (!e->expanded && expand_left_part(s, t, at, count) < 0) {
                     s->failed = FAIL_MEMORY;
-                    break;
+                    return;
                 }
                 go = t->items[at].child;
             }
         }
         for (;;) {
-            while (go && (t->items[go].tile & BLANK_FLAG) && !(blanks >> level & 1)) {
-                s->out->pruned = 1; /* nor any longer left part using the blank */
+            while (has_blank && go && (t->items[go].tile & BLANK_FLAG) && !(ranks.blanks >> level & 1)) {
+                out->pruned = 1; /* nor any longer left part using the blank */
                 go = t->items[go].next;
             }
             if (go || --level == 0) break;
-            drop_left_tile(s); /* the prefix at `level` is done */
-            go = t->items[path[level]].next;
+            at = path[level]; /* the prefix at `level` is done */
+            count[untile(t->items[at].tile)]++;
+            go = t->items[at].next;
         }
-        if (!go) break;
-        uint8_t tile = t->items[go].tile;
-        take_tile(s, (tile & BLANK_FLAG) ? 0 : tile);
-        s->left[s->left_len++] = tile;
+        if (!go) return;
+        count[untile(t->items[go].tile)]--;
         path[level] = at = go;
     }
-    while (s->left_len > 0) drop_left_tile(s);
 }
 
 static inline size_t anagram_slot(const Anagrams *a, uint64_t key) {
@@ -1698,6 +1947,7 @@ typedef struct {
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
+    uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
 } Generator;
 
@@ -1740,6 +1990,7 @@ static void attach(Search *p, const Generator *g) {
     p->runs = g->runs;
     p->before = g->reach;
     p->root = kwg_arc(g->nodes[0]);
+    p->gaddag = g->gaddag;
     p->rules = &g->rules;
 }
 
@@ -1791,7 +2042,7 @@ static int search_moves(const Generator *g, const uint8_t *board, const uint8_t 
     /* the prefix tree starts as the empty prefix; the stack holds the usual few hundred */
     LeftPart local[LOCAL_LEFT_PARTS];
     LeftParts lefts = {local, 1, LOCAL_LEFT_PARTS, 0};
-    local[0] = (LeftPart){s[0].root, 0, 0, 0, 0, 0};
+    local[0] = left_part_at(&s[0], s[0].root, 0, 0, s[0].rack_mask & ~(uint64_t)1, s[0].rack[0]);
     s[0].lefts = s[1].lefts = &lefts;
     int failed = 0;
     if (a->limit >= 0) {
@@ -2011,6 +2262,8 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
+    uint32_t gaddag = kwg_arc(self->nodes[1]);
+    self->gaddag = gaddag_covers(self->nodes, kwg_arc(self->nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
     return 0;
 }
 
@@ -2537,6 +2790,11 @@ static PyMethodDef Generator_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Generator_gaddag(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->gaddag != 0);
+}
+
 static PyObject *Generator_letter_runs(Generator *self, void *closure) {
     (void)closure;
     return PyBool_FromLong(self->runs != NULL);
@@ -2556,6 +2814,11 @@ static PyGetSetDef Generator_getset[] = {
      "Whether the search caps the letters a word may have before the tiles beside an anchor "
      "by how far the lexicon's words reach before their runs (False for a large alphabet or "
      "a graph too costly to read: the same plays, found more slowly).",
+     NULL},
+    {"gaddag", (getter)Generator_gaddag, NULL,
+     "Whether the search lets the file's GADDAG pick the left parts of anchors with tiles "
+     "after them (False when the file has none, or one that lacks a path the DAWG's words "
+     "need: the same plays, found more slowly).",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -45,9 +45,13 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
 #define LOCAL_ANCHORS 128           /* anchors whose bounds a best-first search keeps on the stack */
-#define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (8 KiB) */
+#define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (16 KiB) */
 #define REACH_LETTERS 40            /* alphabets up to this size get build_reach's table (A^4 bytes) */
 #define ANAGRAM_KEYS 4              /* bingo words a DAWG node at most (English: about 1.1) */
+#define GADDAG_LEFTS 256            /* prefixes a GADDAG-led anchor collects (2 KiB); more: the prefix walk */
+#define GADDAG_MIN_ROOM 3           /* fewer squares left of an anchor: the prefix walk is as quick */
+#define GADDAG_MAX_ROOM 8           /* more: the prefix walk (a key holds 7 bits a tile) */
+#define GADDAG_CHECK_STEPS 32000000ull /* list lookups gaddag_covers may make (TWL06: 3.3M, ~60 ms) */
 #define RUN_AFTER 3                 /* board tiles after an anchor a prefix is checked against */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)

@@ -18,6 +18,7 @@ from .board import ACROSS, BLANK_FLAG, DOWN, Board, cell_text, square_label
 from .notation import Play, format_rack
 
 RECORD = struct.Struct("=iBBBB24s")
+EQUITY = struct.Struct("=f")  # beside each record when ranked by equity (native float32)
 PLAY, EXCHANGE, PASS = "play", "exchange", "pass"
 
 
@@ -158,12 +159,12 @@ class MoveList(Sequence):
         self._records = records
         self._extra = extra
         self._count = len(records) // RECORD.size
-        self._equities = array("f", equities) if equities is not None else None
+        self._equities = equities  # float32 per record, read as needed (most lists are cut short)
         self._limit: int | None = None
         self._order = None  # with equities and extras: records and extras merged by equity
-        if self._equities is not None and extra:
+        if equities is not None and extra:
             # ties: plays first (in generation order), then extras in their own order
-            keyed = [(-e, 0, i, i) for i, e in enumerate(self._equities)]
+            keyed = [(-e, 0, i, i) for i, e in enumerate(array("f", equities))]
             keyed += [(-(m.equity or 0.0), 1, j, -1 - j) for j, m in enumerate(extra)]
             keyed.sort()
             self._order = [k[3] for k in keyed]
@@ -193,7 +194,9 @@ class MoveList(Sequence):
         slot = self._slot(index)
         if slot < 0:
             return self._extra[-1 - slot]
-        equity = self._equities[slot] if self._equities is not None else None
+        equity = None
+        if self._equities is not None:
+            equity = EQUITY.unpack_from(self._equities, 4 * slot)[0]
         return decode(self.board, self._records, slot * RECORD.size, equity)
 
     def _slot(self, index: int) -> int:
@@ -259,10 +262,11 @@ class MoveList(Sequence):
         """Every equity, in list order (None when ranked by score)."""
         if self._equities is None:
             return None
+        values = array("f", self._equities)
         if self._order is not None:
-            out = [self._equities[i] if i >= 0 else self._extra[-1 - i].equity for i in self._order]
+            out = [values[i] if i >= 0 else self._extra[-1 - i].equity for i in self._order]
         else:
-            out = list(self._equities) + [m.equity for m in self._extra]
+            out = values.tolist() + [m.equity for m in self._extra]
         return out[: len(self)]
 
     def __repr__(self) -> str:

@@ -70,32 +70,43 @@ class Solver:
         search every play, so that `total` counts them (as slow as no limit, as little
         memory as the limit).
         """
-        self._check_board(board)
-        tiles, counts = self._rack(rack)
-        if mode not in MODES:
+        # checked in the order that costs least when all is well: best-play requests come
+        # by the million, and each check here is a sizeable part of one
+        if board.__class__ is not Board or board.rules is not self.rules:
+            self._check_board(board)
+        known = self._racks.get(rack) if rack.__class__ is str else None
+        tiles, counts = known if known is not None else self._rack(rack)
+        mode_c = MODES.get(mode) if isinstance(mode, str) else None
+        if mode_c is None:
             raise InputError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
-        ):
-            raise InputError(f"limit must be a whole number >= 0 or None, not {limit!r}")
-        if rank not in ("score", "equity"):
-            raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
-        if rank == "equity" and leaves is None:
-            raise InputError("ranking by equity needs leave values (a KLV2 file)")
-        if leaves is not None and rank != "equity":
-            raise InputError("leave values are used only with rank='equity'")
-        if leaves is None or hasattr(leaves, "table"):  # none, Leaves, or a LeaveModel
-            pass
-        elif isinstance(leaves, str | os.PathLike):
-            leaves = self.leaves(leaves)
+        if limit is None:
+            limit_c = -1
+        elif (
+            limit.__class__ is int or (isinstance(limit, int) and not isinstance(limit, bool))
+        ) and limit >= 0:
+            limit_c = min(limit, MAX_LIMIT)
         else:
-            raise InputError(
-                f"leaves must be Leaves (Leaves.open(path, rules)) or a .klv2 path, "
-                f"not {type(leaves).__name__}"
-            )
-        if budget is not None and not 0 < budget <= 1e6:
+            raise InputError(f"limit must be a whole number >= 0 or None, not {limit!r}")
+        if rank == "equity":
+            if leaves is None:
+                raise InputError("ranking by equity needs leave values (a KLV2 file)")
+            if hasattr(leaves, "table"):  # Leaves, or a LeaveModel
+                pass
+            elif isinstance(leaves, str | os.PathLike):
+                leaves = self.leaves(leaves)
+            else:
+                raise InputError(
+                    f"leaves must be Leaves (Leaves.open(path, rules)) or a .klv2 path, "
+                    f"not {type(leaves).__name__}"
+                )
+        elif rank != "score":
+            raise InputError(f"rank must be 'score' or 'equity', not {rank!r}")
+        elif leaves is not None:
+            raise InputError("leave values are used only with rank='equity'")
+        if budget is not None and not (
+            isinstance(budget, int | float) and not isinstance(budget, bool) and 0 < budget <= 1e6
+        ):
             raise InputError(f"budget must be a number of seconds in (0, 1e6], not {budget!r}")
-        limit_c = -1 if limit is None else min(limit, MAX_LIMIT)
         budget_c = budget or 0.0
         try:
             if rank == "equity":
@@ -103,7 +114,7 @@ class Solver:
                 records, found, complete, equities = self._generator.generate(
                     board.cells,
                     counts,
-                    MODES[mode],
+                    mode_c,
                     limit_c,
                     steps,
                     values,
@@ -113,7 +124,7 @@ class Solver:
             else:
                 # positional: keywords cost the C call about 0.4 µs of parsing
                 records, found, complete = self._generator.generate(
-                    board.cells, counts, MODES[mode], limit_c, None, None, budget_c, count_all
+                    board.cells, counts, mode_c, limit_c, None, None, budget_c, count_all
                 )
                 equities = None
         except TimeoutError:

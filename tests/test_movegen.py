@@ -193,6 +193,14 @@ def test_empty_rack_and_empty_lexicon(solver):
         ({"rack": "AE", "mode": "sideways"}, "mode must be one of"),
         ({"rack": "AE", "limit": -1}, "limit must be"),
         ({"rack": "AE", "limit": 2.5}, "limit must be"),
+        ({"rack": "AE", "limit": True}, "limit must be"),
+        ({"rack": "AE", "mode": ["across"]}, "mode must be one of"),  # unhashable: no TypeError
+        ({"rack": "AE", "rank": "win"}, "rank must be"),
+        ({"rack": "AE", "rank": "equity"}, "needs leave values"),
+        ({"rack": "AE", "leaves": "x.klv2"}, "only with rank='equity'"),
+        ({"rack": "AE", "rank": "equity", "leaves": 3}, "leaves must be Leaves"),
+        ({"rack": "AE", "budget": "1"}, "budget must be"),
+        ({"rack": "AE", "budget": float("nan")}, "budget must be"),
     ],
 )
 def test_bad_input_is_refused_before_c(solver, kwargs, message):

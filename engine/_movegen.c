@@ -1273,7 +1273,7 @@ static void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int di
         for (uint32_t x = ~here & full & ((here << 1) | (here >> 1)); x; x &= x - 1) {
             int col = __builtin_ctz(x), idx = row * s->cols + col;
             uint64_t some = s->cross[idx] & letters;
-            s->cross[idx] = fits_runs(s, row, col, some) | (s->cross[idx] & ~some);
+            if (some) s->cross[idx] = fits_runs(s, row, col, some) | (s->cross[idx] & ~some);
         }
     }
     s->empty_board = !any_tile;

@@ -502,6 +502,25 @@ static void extend_from_left_part(Search *s, uint32_t list) {
     extend_right(s, list, s->anchor_col, t);
 }
 
+/* Lay the prefix tile[0 .. len-1] from the rack left of the anchor, extend it right from
+ * `list` (where it leads in the DAWG), and put the rack back as it was. */
+static void extend_prefix(Search *s, const uint8_t *tile, int len, uint32_t list) {
+    uint8_t whole[MAX_LETTERS + 1];
+    memcpy(whole, s->rack, sizeof whole);
+    const uint64_t rack_mask = s->rack_mask;
+    const int rack_left = s->rack_left;
+    for (int j = 0; j < len; j++) {
+        take_tile(s, untile(tile[j]));
+        s->left[j] = tile[j];
+    }
+    s->left_len = len;
+    extend_from_left_part(s, list);
+    memcpy(s->rack, whole, sizeof whole);
+    s->rack_left = rack_left;
+    s->rack_mask = rack_mask;
+    s->left_len = 0;
+}
+
 /* Double the tree's room, moving it off the stack the first time. */
 static int grow_left_parts(LeftParts *t) {
     size_t cap = 2 * t->capacity;
@@ -763,10 +782,6 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     MoveBuf *out = s->out;
     LeftRanks ranks = {~0u, ~0u, ~0u, 0};
     int recheck = s->prune;
-    uint8_t whole[MAX_LETTERS + 1];
-    memcpy(whole, s->rack, sizeof whole);
-    const uint64_t rack_mask = s->rack_mask;
-    const int rack_left = s->rack_left;
     for (int i = 0; i < k.n; i++) {
         const uint64_t key = k.key[i];
         if (i > 0 && key == k.key[i - 1]) continue; /* reached through more than one letter */
@@ -790,16 +805,7 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
             list = at ? kwg_arc(nodes[at]) : 0;
         }
         if (!list) continue; /* a path of the GADDAG's alone */
-        for (int j = 0; j < len; j++) {
-            take_tile(s, untile(tile[j]));
-            s->left[j] = tile[j];
-        }
-        s->left_len = len;
-        extend_from_left_part(s, list);
-        memcpy(s->rack, whole, sizeof whole);
-        s->rack_left = rack_left;
-        s->rack_mask = rack_mask;
-        s->left_len = 0;
+        extend_prefix(s, tile, len, list);
         if (s->failed) break;
         recheck = s->prune;
     }
@@ -827,11 +833,8 @@ static void left_part(Search *s, int room) {
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
     /* the rack stays whole while the tree is walked; count: what the prefix being tried
      * leaves of it */
-    uint8_t count[MAX_LETTERS + 1], whole[MAX_LETTERS + 1];
-    memcpy(whole, s->rack, sizeof whole);
+    uint8_t count[MAX_LETTERS + 1];
     memcpy(count, s->rack, sizeof count);
-    const uint64_t rack_mask = s->rack_mask;
-    const int rack_left = s->rack_left;
     uint32_t at = 0;
     path[0] = 0;
     LeftRanks ranks = {~0u, ~0u, ~0u, 0};
@@ -858,18 +861,9 @@ static void left_part(Search *s, int room) {
                 out->pruned = 1;
             } else if (after ? goes_on(s, e->list, can, run, after)
                              : ends_or_goes_on(s, e->list, can, cross_after & left_rest(s, e))) {
-                const uint32_t list = e->list;
-                for (int d = 1; d <= len; d++) { /* the prefix's tiles, from the rack */
-                    uint8_t tile = t->items[path[d]].tile;
-                    take_tile(s, untile(tile));
-                    s->left[d - 1] = tile;
-                }
-                s->left_len = len;
-                extend_from_left_part(s, list);
-                memcpy(s->rack, whole, sizeof whole);
-                s->rack_left = rack_left;
-                s->rack_mask = rack_mask;
-                s->left_len = 0;
+                uint8_t tile[MAX_SIDE];
+                for (int d = 1; d <= len; d++) tile[d - 1] = t->items[path[d]].tile;
+                extend_prefix(s, tile, len, e->list);
                 if (s->failed) return;
                 recheck = s->prune;
             }

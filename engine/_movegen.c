@@ -223,11 +223,11 @@ static inline uint64_t playable(const Search *s) {
     return s->rack[0] ? s->all_letters : s->rack_mask;
 }
 
-/* Branch-free: bit t of rack_mask is set exactly while rack[t] > 0, the blank's bit 0
- * included (no letter mask has bit 0, so nothing reads it). */
 /* The rack tile a placed tile came from: 0 for a blank. */
 static inline unsigned untile(uint8_t tile) { return (tile & BLANK_FLAG) ? 0 : tile; }
 
+/* Branch-free: bit t of rack_mask is set exactly while rack[t] > 0, the blank's bit 0
+ * included (no letter mask has bit 0, so nothing reads it). */
 static inline void take_tile(Search *s, unsigned from) {
     s->rack_mask &= ~((uint64_t)(--s->rack[from] == 0) << from);
     s->rack_left--;
@@ -666,14 +666,15 @@ static int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, 
     }
 }
 
-/* The prefixes collected at one anchor, as sort keys: a digit of 7 bits per tile (letter
- * << 1 | blank, plus 1), the prefix's first tile in the top digit, zeros after its last, so
- * that keys sort as the prefix tree walk tries the prefixes (a prefix before those
- * extending it, letters in order, a blank after its letter). */
+/* The prefixes collected at one anchor, from a rack without a blank (with one, every path
+ * is open: more prefixes than the walk tries), as sort keys: a digit of 7 bits per tile
+ * (its letter), the prefix's first tile in the top digit, zeros after its last, so that
+ * keys sort as the prefix tree walk tries the prefixes (a prefix before those extending
+ * it, letters in order). */
 typedef struct {
     uint64_t key[GADDAG_LEFTS];
     int n, overflow, room;
-    unsigned top; /* the highest letter the rack can put down (the alphabet's last with a blank) */
+    unsigned top;                   /* the highest letter on the rack */
     uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path */
     const uint32_t *nodes;
 } LeftKeys;
@@ -696,15 +697,11 @@ static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
     for (uint32_t i = list, n = 0; n <= MAX_LETTERS && !k->overflow; i++, n++) {
         unsigned x = kwg_tile(k->nodes[i]);
         if (x > k->top) break; /* lists go up by tile: no rack tile further on */
-        if (x >= 1 && (k->count[x] || k->count[0]))
-            for (int blank = 0; blank < 2 && !k->overflow; blank++) {
-                unsigned from = blank ? 0 : x;
-                if (!k->count[from]) continue;
-                k->count[from]--;
-                uint64_t digit = (uint64_t)((x << 1 | (unsigned)blank) + 1) << (7 * (GADDAG_MAX_ROOM - 1));
-                collect_lefts(k, i, depth + 1, digit | key >> 7);
-                k->count[from]++;
-            }
+        if (x >= 1 && k->count[x]) {
+            k->count[x]--;
+            collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
+            k->count[x]++;
+        }
         if (kwg_is_end(k->nodes[i])) break;
     }
 }
@@ -736,9 +733,9 @@ static void left_ranks(const Search *s, int room, LeftRanks *b) {
     }
 }
 
-/* LeftPart at the anchor, led by the GADDAG: `run` holds the n board tiles right after the
- * anchor. Returns -1, having done nothing, when the prefixes are too many to collect (the
- * prefix tree walk then does it), else 0. */
+/* LeftPart at the anchor, led by the GADDAG, for a rack without a blank: `run` holds the n
+ * board tiles right after the anchor. Returns -1, having done nothing, when the prefixes
+ * are too many to collect (the prefix tree walk then does it), else 0. */
 static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     const uint32_t *nodes = s->nodes;
     const int alphabet = s->rules->alphabet;
@@ -752,20 +749,17 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     LeftKeys k;
     k.n = k.overflow = 0;
     k.room = room;
-    k.top = s->rack[0] ? (unsigned)alphabet : 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
+    k.top = 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
     k.nodes = nodes;
     memcpy(k.count, s->rack, sizeof k.count);
     for (uint32_t i = g, c = 0; c <= MAX_LETTERS && !k.overflow; i++, c++) { /* the anchor's letter */
         uint32_t node = nodes[i];
         unsigned x = kwg_tile(node);
-        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1))
-            for (int blank = 0; blank < 2; blank++) {
-                unsigned from = blank ? 0 : x;
-                if (!k.count[from]) continue;
-                k.count[from]--;
-                collect_lefts(&k, i, 0, 0);
-                k.count[from]++;
-            }
+        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1) && k.count[x]) {
+            k.count[x]--;
+            collect_lefts(&k, i, 0, 0);
+            k.count[x]++;
+        }
         if (kwg_is_end(node)) break;
     }
     if (k.overflow) return -1;
@@ -780,7 +774,7 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
         }
     }
     MoveBuf *out = s->out;
-    LeftRanks ranks = {~0u, ~0u, ~0u, 0};
+    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
     int recheck = s->prune;
     for (int i = 0; i < k.n; i++) {
         const uint64_t key = k.key[i];
@@ -788,20 +782,18 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
         if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
         recheck = 0;
         uint8_t tile[GADDAG_MAX_ROOM];
-        int len = 0, ok = 1;
+        int len = 0;
         for (; len < GADDAG_MAX_ROOM; len++) {
-            unsigned d = (unsigned)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len))) & 0x7F;
-            if (!d) break;
-            tile[len] = (uint8_t)(((d - 1) >> 1) | (((d - 1) & 1) ? BLANK_FLAG : 0));
-            if ((tile[len] & BLANK_FLAG) && !(ranks.blanks >> (len + 1) & 1)) ok = 0;
+            tile[len] = (uint8_t)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len)) & 0x7F);
+            if (!tile[len]) break;
         }
-        if (!ok || !(ranks.extend >> len & 1)) {
+        if (!(ranks.extend >> len & 1)) {
             out->pruned = 1;
             continue;
         }
         uint32_t list = s->root;
         for (int j = 0; j < len && list; j++) {
-            uint32_t at = child_node(s, list, tile[j] & TILE_MASK);
+            uint32_t at = child_node(s, list, tile[j]);
             list = at ? kwg_arc(nodes[at]) : 0;
         }
         if (!list) continue; /* a path of the GADDAG's alone */
@@ -823,13 +815,12 @@ static void left_part(Search *s, int room) {
     MoveBuf *out = s->out;
     const int anchor = s->row * s->cols + s->anchor_col;
     const uint64_t cross = s->cross[anchor];
-    if (s->gaddag && room <= GADDAG_MAX_ROOM) {
-        uint8_t tiles[MAX_SIDE];
-        int n = 0;
-        for (int i = 1; s->anchor_col + i < s->cols && s->cells[anchor + i]; i++) tiles[n++] = s->cells[anchor + i] & TILE_MASK;
-        if (n > 0 && room >= GADDAG_MIN_ROOM && !s->rack[0] && left_part_gaddag(s, room, tiles, n) == 0)
-            return;
-    }
+    uint8_t run[MAX_SIDE]; /* the board tiles right after the anchor */
+    int n = 0;
+    for (int i = 1; s->anchor_col + i < s->cols && s->cells[anchor + i]; i++) run[n++] = s->cells[anchor + i] & TILE_MASK;
+    if (s->gaddag && n > 0 && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM && !s->rack[0] &&
+        left_part_gaddag(s, room, run, n) == 0)
+        return;
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
     /* the rack stays whole while the tree is walked; count: what the prefix being tried
      * leaves of it */
@@ -837,7 +828,7 @@ static void left_part(Search *s, int room) {
     memcpy(count, s->rack, sizeof count);
     uint32_t at = 0;
     path[0] = 0;
-    LeftRanks ranks = {~0u, ~0u, ~0u, 0};
+    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
     int recheck = s->prune;
     const int has_blank = s->rack[0] > 0;
     /* what stands after the anchor: a prefix is extended only when some letter it can put
@@ -846,10 +837,7 @@ static void left_part(Search *s, int room) {
      * that find nothing stop right there) */
     const int room_after = s->anchor_col + 1 < s->cols;
     const uint64_t cross_after = room_after ? s->cross[anchor + 1] : 0;
-    uint8_t run[RUN_AFTER];
-    int after = 0;
-    for (int i = 1; s->anchor_col + i < s->cols && after < RUN_AFTER && s->cells[anchor + i]; i++)
-        run[after++] = s->cells[anchor + i] & TILE_MASK;
+    const int after = n < RUN_AFTER ? n : RUN_AFTER;
     for (;;) {
         const LeftPart *e = &t->items[at];
         if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);

@@ -26,6 +26,18 @@ MODES = ("both", "across", "down")
 JOB_FUNCTION = "anchor.worker.jobs.analyze"
 JOB_FUNCTION_ALIASES = ("worker.jobs.analyze",)
 
+# Priority lanes: a worker takes a job from the first lane that has one. The interactive
+# lane is the base queue itself (what clients before lanes used); the others are suffixed.
+INTERACTIVE, BATCH = "interactive", "batch"
+LANES = (INTERACTIVE, BATCH)
+
+
+def lane_queue(base: str, lane: str) -> str:
+    """The RQ queue name of `lane` of the queue `base`: `anchor`, `anchor:batch`."""
+    if lane not in LANES:
+        raise ValueError(f"unknown lane {lane!r}: expected one of {', '.join(LANES)}")
+    return base if lane == INTERACTIVE else f"{base}:{lane}"
+
 # Error codes: stable strings a client can switch on (PROTOCOL.md explains each).
 PAYLOAD_TOO_LARGE = "payload_too_large"
 MALFORMED = "malformed"

@@ -199,12 +199,11 @@ def test_serializer_refuses_what_it_cannot_pack():
 
 def fake_worker(conn, registry, **limits):
     """An AnchorWorker on fakeredis's queue 'anchor', with `limits` over the defaults."""
-    from rq import Queue
-
     from anchor.worker.guard import AnchorJob
-    from anchor.worker.main import AnchorWorker
+    from anchor.worker.queues import AnchorQueue
+    from anchor.worker.worker import AnchorWorker
 
-    queue = Queue("anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)
+    queue = AnchorQueue("anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)
     return AnchorWorker(
         [queue],
         connection=conn,
@@ -298,7 +297,7 @@ def test_heartbeats_between_short_jobs_are_spaced(registry, monkeypatch):
     """RQ heartbeats before and after every dequeue and after every job; back to back, a
     worker refreshes its key at most once per HEARTBEAT_EVERY, unless asked to keep it
     alive longer than the last refresh did, or through a pipeline (no round trip)."""
-    from anchor.worker import main as worker_main
+    from anchor.worker import worker as worker_main
 
     conn = FakeRedis()
     worker = fake_worker(conn, registry)

@@ -26,7 +26,18 @@ def build_parser() -> Parser:
         help="leave values (KLV2) served for rank=equity requests: NAME=PATH, a .klv2 "
         "path (served by its file name) or a NAME found beside the lexica (repeatable)",
     )
-    p.add_argument("--queue", action="append", help="queue(s) to listen on (default: anchor)")
+    p.add_argument(
+        "--queue",
+        action="append",
+        help="queue(s) to serve, each with its lanes (default: anchor; its batch lane is "
+        "anchor:batch)",
+    )
+    p.add_argument(
+        "--lanes",
+        metavar="LANE,...",
+        help="the lanes served, first first (default: interactive,batch): a job waiting in "
+        "an earlier lane is always taken before one in a later lane",
+    )
     p.add_argument(
         "--redis-url",
         help="redis:// or rediss:// URL (default: $REDIS_URL, else redis://localhost:6379/0)",
@@ -37,8 +48,8 @@ def build_parser() -> Parser:
     p.add_argument(
         "--maintenance-interval",
         type=non_negative,
-        default=10,
-        help="seconds between registry clean-ups that requeue abandoned jobs",
+        default=5,
+        help="seconds between registry clean-ups that requeue abandoned jobs (default 5)",
     )
     p.add_argument("--metrics-port", type=port, help="serve Prometheus metrics on this port")
     p.add_argument("--metrics-host", default="127.0.0.1")

@@ -1,0 +1,226 @@
+"""How a worker takes jobs off Redis: priority lanes, stray bytes, stranded ids.
+
+Anyone may write to the queue, so what RQ reads by id is checked before RQ sees it:
+
+- **Lanes.** A worker serves its queues in order (interactive before batch). Each id is
+  moved (LMOVE) from its lane into that lane's intermediate list, as RQ does for a single
+  queue, so a worker killed between taking an id and starting the job loses nothing: the id
+  waits in the intermediate list until maintenance puts it back (`recover_stranded`).
+- **Ids that are not UTF-8.** RQ decodes every id it reads and a single bad one raised in
+  every dequeue and every maintenance pass, wedging every worker. An id is checked when it
+  is taken; the keys maintenance reads are scrubbed when RQ trips over one (`scrub`). Each
+  bad member is removed and logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+
+from redis import Redis
+from redis.exceptions import WatchError
+from rq import Queue
+from rq.exceptions import DequeueTimeout
+from rq.executions import WORKER_EXECUTIONS_KEY_TEMPLATE
+from rq.group import Group
+from rq.rate_limit import RateLimitRegistry
+from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
+
+from anchor.client.protocol import LANES, lane_queue
+
+from .metrics import HEALTH, METRICS
+
+log = logging.getLogger("anchor.queues")
+
+LANE_POLL = 0.05  # seconds a worker serving several lanes blocks on the first before looking again
+STRANDED_AFTER = 3.0  # seconds an id may sit in an intermediate list before it is put back
+
+
+def lane_queues(bases: Sequence[str], lanes: Sequence[str] = LANES) -> list[str]:
+    """Queue names in the order a worker serves them: every base's first lane, then the next."""
+    return [lane_queue(base, lane) for lane in lanes for base in bases]
+
+
+def _text(raw: bytes | str) -> str | None:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def _dropped(key: str, member: bytes) -> None:
+    log.warning(
+        "removed an id that is not UTF-8",
+        extra={"key": key, "member": repr(member[:80]), "length": len(member)},
+    )
+    METRICS.inc("anchor_bad_ids_removed_total")
+
+
+class AnchorQueue(Queue):
+    """RQ's Queue with a dequeue over priority lanes that never passes RQ an id it cannot
+    read, and never loses an id it has taken."""
+
+    @classmethod
+    def dequeue_any(
+        cls,
+        queues: Iterable[Queue],
+        timeout: int | None,
+        connection: Redis,
+        job_class=None,
+        serializer=None,
+        death_penalty_class=None,
+    ):
+        queues = list(queues)
+        waited_until = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                taken = cls._take(queues, connection, waited_until)
+            except Exception:
+                HEALTH.trouble()
+                raise
+            if taken is None:
+                return None
+            queue, raw = taken
+            job_id = _text(raw)
+            if job_id is None:
+                connection.lrem(queue.intermediate_queue_key, 1, raw)
+                _dropped(queue.intermediate_queue_key, raw)
+                continue
+            found = cls._fetch_dequeued_job(
+                connection,
+                queue.key,
+                job_id,
+                job_class=job_class,
+                serializer=serializer,
+                death_penalty_class=death_penalty_class,
+            )
+            if found is None:  # no such job (any more): nothing to run, nothing to keep
+                connection.lrem(queue.intermediate_queue_key, 1, raw)
+                continue
+            HEALTH.beat(redis_ok=True)
+            return found
+
+    @classmethod
+    def _take(cls, queues: list[Queue], connection: Redis, until: float | None):
+        """(queue, raw id) moved into that queue's intermediate list, first lane first;
+        None at once when `until` is None and all are empty; DequeueTimeout at `until`."""
+        while True:
+            for queue in queues:
+                raw = connection.lmove(queue.key, queue.intermediate_queue_key)
+                if raw is not None:
+                    return queue, raw
+            if until is None:
+                return None
+            left = until - time.monotonic()
+            if left <= 0:
+                raise DequeueTimeout(0, queues[0].key)
+            first = queues[0]
+            wait = left if len(queues) == 1 else min(left, LANE_POLL)
+            raw = connection.blmove(first.key, first.intermediate_queue_key, max(wait, 0.01))
+            HEALTH.beat(redis_ok=True)
+            if raw is not None:
+                return first, raw
+
+
+def recover_stranded(queue: Queue, now: float | None = None) -> list[str]:
+    """Put back at the head of `queue` the ids that have sat in its intermediate list for
+    STRANDED_AFTER seconds (their worker died between taking and starting them); drop the
+    ids that are not UTF-8. Returns the ids put back."""
+    connection = queue.connection
+    key = queue.intermediate_queue_key
+    seen_key = f"{key}:seen"
+    now = time.time() if now is None else now
+    members = connection.lrange(key, 0, -1)
+    seen = connection.hgetall(seen_key)
+    back = []
+    for raw in dict.fromkeys(members):
+        job_id = _text(raw)
+        if job_id is None:
+            connection.lrem(key, 0, raw)
+            _dropped(key, raw)
+            continue
+        first = seen.get(raw)
+        if first is None:
+            connection.hsetnx(seen_key, raw, repr(now))
+            connection.expire(seen_key, 86_400)
+            continue
+        try:
+            stranded = now - float(first) >= STRANDED_AFTER
+        except ValueError:
+            stranded = True
+        if stranded and _put_back(connection, key, queue.key, raw):
+            back.append(job_id)
+            log.warning("requeued a stranded job", extra={"job": job_id, "queue": queue.name})
+    gone = [raw for raw in seen if raw not in members or raw in back]
+    if gone:
+        connection.hdel(seen_key, *gone)
+    return back
+
+
+def _put_back(connection: Redis, key: str, queue_key: str, raw: bytes) -> bool:
+    """Atomically move `raw` from the intermediate list `key` to the head of its queue;
+    False when a worker claimed it meanwhile (worker.AnchorWorker._claim removes it)."""
+    with connection.pipeline() as pipe:
+        try:
+            pipe.watch(key)
+            if pipe.lpos(key, raw) is None:
+                return False
+            pipe.multi()
+            pipe.lrem(key, 1, raw)
+            pipe.lpush(queue_key, raw)
+            pipe.execute()
+            return True
+        except WatchError:  # the list moved; the next round looks again
+            return False
+
+
+def rq_keys(queue: Queue, worker_name: str | None = None) -> list[str]:
+    """Every key of RQ's that a worker serving `queue` reads ids from."""
+    keys = [
+        queue.key,
+        queue.intermediate_queue_key,
+        queue.started_job_registry.key,
+        queue.finished_job_registry.key,
+        queue.failed_job_registry.key,
+        queue.deferred_job_registry.key,
+        queue.scheduled_job_registry.key,
+        queue.canceled_job_registry.key,
+        queue.ready_job_registry.key,
+        WORKERS_BY_QUEUE_KEY % queue.name,
+        REDIS_WORKER_KEYS,
+        RateLimitRegistry.rl_keys_key,
+        Group.REDIS_GROUP_KEY,
+    ]
+    if worker_name is not None:
+        keys.append(WORKER_EXECUTIONS_KEY_TEMPLATE.format(worker_name))
+    return keys
+
+
+def scrub(connection: Redis, keys: Iterable[str]) -> int:
+    """Remove every member that is not UTF-8 from the lists, sets and sorted sets at
+    `keys` (and from the groups `rq:groups` names); how many were removed."""
+    removed = 0
+    keys = list(keys)
+    groups = [m for m in connection.smembers(Group.REDIS_GROUP_KEY) if _text(m) is not None]
+    keys += [Group.REDIS_GROUP_NAME_PREFIX + m.decode() for m in groups]
+    for key in keys:
+        kind = connection.type(key)
+        if kind == b"list":
+            members = connection.lrange(key, 0, -1)
+            remove = lambda raw, key=key: connection.lrem(key, 0, raw)  # noqa: E731
+        elif kind == b"set":
+            members = list(connection.sscan_iter(key, count=1000))
+            remove = lambda raw, key=key: connection.srem(key, raw)  # noqa: E731
+        elif kind == b"zset":
+            members = [m for m, _ in connection.zscan_iter(key, count=1000)]
+            remove = lambda raw, key=key: connection.zrem(key, raw)  # noqa: E731
+        else:
+            continue
+        for raw in dict.fromkeys(members):
+            if _text(raw) is None and remove(raw):
+                _dropped(key, raw)
+                removed += 1
+    return removed

@@ -1,0 +1,493 @@
+"""AnchorWorker: RQ's SimpleWorker made safe to run as a fleet against a Redis anyone may
+write to, that may fill up, restart, or outlive a paused machine's claim on a job.
+
+What it adds to RQ, each for a failure seen in production-like trials:
+
+- the server's caps applied to every job (`apply_limits`), a heartbeat while a job runs;
+- a job is *claimed* atomically from its lane's intermediate list (`_claim`): an id put
+  back by maintenance (its worker looked dead) is never also run by the worker that took it;
+- **one final result per job**: a result is stored only while this worker still owns the
+  job (status started, under its name, its execution in the started registry), checked
+  under WATCH in the transaction that stores it (`_store`). A worker paused past its
+  heartbeat finds the job taken over and drops its result;
+- a result Redis refuses (full, away) is retried, the job still started and its heartbeat
+  going, rather than the job being abandoned and run again;
+- maintenance that scrubs ids RQ cannot decode and puts back ids stranded in an
+  intermediate list (worker.queues).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+import threading
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import (
+    ExecAbortError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+    WatchError,
+)
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from rq import SimpleWorker, worker_registration
+from rq.executions import Execution
+from rq.job import JobStatus
+from rq.registry import clean_registries
+from rq.timeouts import JobTimeoutException
+from rq.utils import now, str_to_date
+from rq.worker import WorkerStatus
+
+from anchor.client import protocol as p
+
+from .guard import AnchorJob
+from .jobs import JobContext
+from .metrics import HEALTH, METRICS
+from .queues import AnchorQueue, recover_stranded, rq_keys, scrub
+
+log = logging.getLogger("anchor.worker")
+HEARTBEAT_INTERVAL = 2  # seconds between heartbeats while a job runs
+HEARTBEAT_EVERY = 1.0  # seconds: between jobs, the worker's own key is refreshed at most this often
+HEARTBEAT_TTL = 10  # a job whose worker has been silent this long is abandoned
+TIMEOUT_GRACE = 5  # RQ's own alarm fires this long after a job's deadline: a backstop
+MIN_RESULT_TTL = 60  # seconds: results are kept at least this long (or the server's TTL)
+MAINTENANCE_LOCK = 30  # seconds a registry clean-up may hold its lock (RQ: 899)
+STALE_AFTER = 60  # a registration of this worker's name silent this long is a dead worker's
+RETRY_WRITE_MAX = 1.0  # seconds between tries of a result write Redis refused, at most
+
+RedisRefusedWrite = (OutOfMemoryError, ReadOnlyError, ExecAbortError)
+
+
+def redis_trouble(exc: BaseException) -> bool:
+    """Redis unreachable, restarting, or refusing writes (maxmemory, loading, read-only):
+    conditions that pass, so the worker waits them out instead of exiting."""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, *RedisRefusedWrite)):
+        return True
+    return isinstance(exc, ResponseError) and "maxmemory" in str(exc)
+
+
+class JobLost(Exception):
+    """This worker no longer owns the job it ran: another worker took it over."""
+
+
+class AnchorWorker(SimpleWorker):
+    """SimpleWorker with the server's caps applied to every job, a heartbeat while a job
+    runs (so a long job is never started twice and a dead machine's job is retried
+    within seconds), one final result per job, and a fixed name that a restarted worker
+    can take over at once."""
+
+    queue_class = AnchorQueue
+    stopping = False  # set by SIGTERM/SIGINT: work() returning then means "exit"
+    max_connection_wait_time = 1.0  # RQ backs off to 60 s between tries of a lost Redis
+
+    def __init__(self, *args, registry, limits: p.Limits, **kwargs):
+        kwargs.setdefault("job_class", AnchorJob)
+        super().__init__(*args, **kwargs)
+        self.registry = registry
+        self.limits = limits
+        self._beat_at = -math.inf  # time.monotonic() of the last heartbeat sent at once
+        self._alive_until = -math.inf  # and when the key it refreshed expires
+
+    @property
+    def dequeue_timeout(self) -> int:
+        # RQ blocks on an empty queue for worker_ttl - 15 s (405 s) and only cleans
+        # registries between waits; wake at least every maintenance interval instead.
+        return max(1, min(int(self.maintenance_interval), self.worker_ttl - 15))
+
+    def request_stop(self, signum, frame):
+        self.stopping = True
+        return super().request_stop(signum, frame)
+
+    def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
+        return HEARTBEAT_TTL
+
+    def heartbeat(self, timeout=None, pipeline=None):
+        """RQ's heartbeat, also recorded for the /healthz and /readyz probes. RQ sends one
+        before and after every dequeue and after every job, three round trips each: with
+        short jobs back to back, one sent less than HEARTBEAT_EVERY ago that keeps the key
+        alive as long as this one would is enough (a quarter of a small job's round trips)."""
+        wanted = timeout or self.worker_ttl + 60
+        at = time.monotonic()
+        if (
+            pipeline is None
+            and at - self._beat_at < HEARTBEAT_EVERY
+            and at + wanted <= self._alive_until + HEARTBEAT_EVERY
+        ):
+            HEALTH.beat(redis_ok=True)
+            return None
+        try:
+            result = super().heartbeat(timeout, pipeline)
+        except Exception:
+            HEALTH.trouble()
+            raise
+        if pipeline is None:
+            self._beat_at, self._alive_until = at, at + wanted
+            HEALTH.beat(redis_ok=True)
+        return result
+
+    # ------------------------------------------------------------ one job
+    def execute_job(self, job, queue) -> None:
+        seconds = self.apply_limits(job, queue)
+        job.context = JobContext(self.registry, self.limits, METRICS, seconds)
+        execution = self._claim(job, queue)
+        if execution is None:
+            log.warning("job put back before it started here", extra={"job": job.id})
+            self.set_state(WorkerStatus.IDLE)
+            return
+        beating = threading.Event()
+        beat = threading.Thread(
+            target=self._beat, args=(job, execution, beating), daemon=True, name="heartbeat"
+        )
+        beat.start()
+        try:
+            self.perform_job(job, queue, execution)
+        except JobLost:
+            pass
+        except Exception as exc:
+            if redis_trouble(exc):
+                raise  # the job stays started; maintenance retries it when Redis is back
+            self._fail_unfinishable(job, queue, execution, exc)
+        finally:
+            beating.set()
+            beat.join()
+        self.executions.pop(execution.id, None)
+        self.set_state(WorkerStatus.IDLE)
+
+    def _claim(self, job, queue) -> Execution | None:
+        """Start the job if its id is still in the lane's intermediate list, in one
+        transaction that removes it from there and enters it in the started registry:
+        the id is never in neither (lost) nor run twice. None when it was put back."""
+        key = queue.intermediate_queue_key
+        ttl = self.get_heartbeat_ttl(job)
+        with self.connection.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    if pipe.lpos(key, job.id) is None:
+                        pipe.reset()
+                        return None
+                    pipe.multi()
+                    execution = Execution.create(job, ttl, pipeline=pipe, worker_name=self.name)
+                    self.set_state(WorkerStatus.BUSY, pipeline=pipe)
+                    self.heartbeat(ttl, pipeline=pipe)
+                    job.prepare_for_execution(self.name, pipeline=pipe)
+                    pipe.persist(job.key)
+                    pipe.lrem(key, 1, job.id)
+                    pipe.execute()
+                    self.executions[execution.id] = execution
+                    return execution
+                except WatchError:
+                    continue
+
+    def perform_job(self, job, queue, execution) -> bool:
+        """Run the job; store its result or its failure. Unlike RQ, a result that cannot be
+        stored (Redis away, the job taken over) is not then recorded as the job's failure:
+        JobLost and Redis trouble go up to `execute_job`."""
+        self.prepare_job_execution(job)
+        job.started_at = now()
+        timeout = job.timeout or self.queue_class.DEFAULT_TIMEOUT
+        try:
+            with self.death_penalty_class(timeout, JobTimeoutException, job_id=job.id):
+                return_value = job.perform()
+        except Exception:
+            self._finalize_failure(job, queue, execution, sys.exc_info())
+            return False
+        self._finalize_success(job, queue, execution, return_value)
+        return True
+
+    def prepare_job_execution(self, job, remove_from_intermediate_queue: bool = False) -> None:
+        """Done by `_claim`, atomically with taking the id."""
+        self.procline(f"Processing {job.func_name} from {job.origin} since {time.time()}")
+
+    def handle_execution_ended(self, job, queue, heartbeat_ttl: int) -> None:
+        # RQ writes a last heartbeat to the job here; the heartbeat thread still runs, and a
+        # write to a job another worker finished (and whose key expired) would revive it.
+        job.ended_at = now()
+
+    def _fail_unfinishable(self, job, queue, execution, exc: Exception) -> None:
+        """RQ's own bookkeeping failed on this job (a field it read but cannot use): fail
+        it here, with the reason, so it is answered rather than left started."""
+        reason = f"{p.MALFORMED_JOB}: RQ could not finish this job ({type(exc).__name__}: {exc})"
+        log.warning("unfinishable job", extra={"job": job.id, "error": reason[:500]})
+        METRICS.inc("anchor_jobs_refused_total")
+        job.retries_left = None
+        job.ended_at = job.ended_at or now()
+        try:
+            self.handle_job_failure(job, queue, exc_string=reason, execution=execution)
+        except JobLost:
+            pass
+        except Exception:
+            log.exception("could not record the failure of job %s", job.id)
+
+    def apply_limits(self, job, queue) -> float | None:
+        """Clamp what the job's hash asks for to the server's caps; returns the seconds
+        the job may take (its own timeout if less than the cap)."""
+        limits = self.limits
+        job.origin = queue.name  # a retry goes back to the queue this worker serves
+        asked = job.timeout if job.timeout is not None and job.timeout > 0 else None
+        seconds = limits.job_seconds
+        if asked is not None and (seconds is None or asked < seconds):
+            seconds = float(asked)
+        job.timeout = int(seconds + TIMEOUT_GRACE) if seconds is not None else -1
+        for field in ("result_ttl", "failure_ttl"):
+            ttl = getattr(job, field)
+            if ttl is None or ttl < 0 or ttl > limits.result_ttl:
+                setattr(job, field, limits.result_ttl)
+            elif ttl < MIN_RESULT_TTL:  # every job leaves an answer a client can read
+                setattr(job, field, min(MIN_RESULT_TTL, limits.result_ttl))
+        if job.retries_left is None or job.retries_left < 0:
+            job.retries_left = None
+        else:
+            job.retries_left = min(job.retries_left, limits.retries)
+        job.retry_intervals = [0]  # retry now: no scheduler runs to wake a delayed retry
+        job.repeats_left = None
+        job.repeat_intervals = None
+        if job.refusal() is not None:
+            job.retries_left = None  # a refused job is refused again: fail it for good
+        return seconds
+
+    def _beat(self, job, execution, done: threading.Event) -> None:
+        """Keep this worker, the job and its place in the started registry alive."""
+        while not done.wait(HEARTBEAT_INTERVAL):
+            try:
+                self.maintain_heartbeats(job, execution)
+                HEALTH.beat(redis_ok=True)
+            except Exception as exc:  # Redis away or full: the job goes on; maintenance decides
+                HEALTH.trouble()
+                log.warning("heartbeat failed", extra={"job": job.id, "error": str(exc)})
+
+    # -------------------------------------------------- storing an outcome
+    def _owns(self, pipe, job, execution) -> bool:
+        """Whether `job` is still this worker's to answer (read under WATCH)."""
+        status, worker = pipe.hmget(job.key, "status", "worker_name")
+        if status != JobStatus.STARTED.value.encode() or worker != self.name.encode():
+            return False
+        registry = job.started_job_registry.key
+        return pipe.zscore(registry, execution.composite_key) is not None
+
+    def _store(self, job, execution, write) -> None:
+        """Run `write(pipeline)` in a transaction that commits only while this worker owns
+        the job; retried while Redis refuses it (full, away) until it lands, the job is
+        lost to another worker (JobLost), or the worker is told to stop."""
+        delay = 0.05
+        retries_left = job.retries_left
+        while True:
+            job.retries_left = retries_left  # a failed try may have spent one
+            try:
+                with self.connection.pipeline() as pipe:
+                    pipe.watch(job.key)
+                    if not self._owns(pipe, job, execution):
+                        pipe.reset()
+                        self._drop(job, execution)
+                        raise JobLost(job.id)
+                    pipe.multi()
+                    write(pipe)
+                    self.cleanup_execution(job, pipeline=pipe, execution=execution)
+                    pipe.execute()
+                HEALTH.beat(redis_ok=True)
+                return
+            except WatchError:  # the job's hash changed (a heartbeat, or a take-over): look again
+                continue
+            except Exception as exc:
+                if not redis_trouble(exc) or self.stopping:
+                    raise
+                HEALTH.trouble()
+                METRICS.inc("anchor_result_writes_retried_total")
+                if delay == 0.05:
+                    log.warning(
+                        "Redis refused the result; retrying until it takes it",
+                        extra={"job": job.id, "error": str(exc)[:200]},
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, RETRY_WRITE_MAX)
+
+    def _drop(self, job, execution) -> None:
+        """The job was taken over (this worker looked dead): forget this execution and
+        keep the other worker's answer."""
+        METRICS.inc("anchor_results_dropped_total")
+        log.warning(
+            "job taken over by another worker; this result is dropped", extra={"job": job.id}
+        )
+        try:
+            with self.connection.pipeline() as pipe:
+                execution.delete(job=job, pipeline=pipe)
+                pipe.execute()
+        except Exception:  # best effort: the execution's key expires by itself
+            log.debug("could not delete execution %s", execution.id, exc_info=True)
+
+    def handle_job_success(self, job, queue, started_job_registry, execution) -> None:
+        def write(pipe) -> None:
+            self.increment_successful_job_count(pipeline=pipe)
+            self.increment_total_working_time(job.ended_at - job.started_at, pipe)
+            result_ttl = job.get_result_ttl(self.default_result_ttl)
+            if result_ttl != 0:
+                job._handle_success(  # noqa: SLF001 - RQ's own result write
+                    result_ttl,
+                    pipeline=pipe,
+                    worker_name=self.name,
+                    execution_id=execution.id,
+                    execution_started_at=execution.created_at,
+                    execution_ended_at=job.ended_at,
+                )
+            job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
+
+        self._store(job, execution, write)
+        job._status = JobStatus.FINISHED  # noqa: SLF001
+        log.info("job done", extra={"job": job.id})
+
+    def handle_job_failure(
+        self, job, queue, started_job_registry=None, exc_string="", execution=None
+    ):
+        refusal = job.refusal() if isinstance(job, AnchorJob) else None
+        if refusal is not None:
+            code, message = refusal
+            exc_string = f"{code}: {message}"
+            METRICS.inc("anchor_jobs_refused_total")
+            log.warning(
+                "refused job",
+                extra={"job": job.id, "code": code, "error": message, "origin": job.origin},
+            )
+        else:
+            retrying = bool(job.retries_left)
+            METRICS.inc("anchor_jobs_retried_total" if retrying else "anchor_jobs_failed_total")
+            log.warning(
+                "job failed",
+                extra={"job": job.id, "retrying": retrying, "error": exc_string[-500:]},
+            )
+
+        def write(pipe) -> None:
+            retry = job.should_retry
+            if not retry:
+                job.set_status(JobStatus.FAILED, pipeline=pipe)
+                job._handle_failure(  # noqa: SLF001 - RQ's own failure record
+                    exc_string,
+                    pipeline=pipe,
+                    worker_name=self.name,
+                    execution_id=execution.id,
+                    execution_started_at=execution.created_at,
+                    execution_ended_at=job.ended_at,
+                )
+            self.increment_failed_job_count(pipe)
+            if job.started_at and job.ended_at:
+                self.increment_total_working_time(job.ended_at - job.started_at, pipe)
+            if retry:
+                job.retry(queue, pipe)
+
+        self._store(job, execution, write)
+
+    # ------------------------------------------------------- maintenance
+    def run_maintenance_tasks(self) -> None:
+        """RQ's maintenance, which never ends the work loop: Redis trouble waits for the
+        next round; an id RQ cannot decode is scrubbed and the round run again."""
+        try:
+            try:
+                super().run_maintenance_tasks()
+            except UnicodeDecodeError:
+                self.scrub()
+                super().run_maintenance_tasks()
+        except Exception as exc:
+            if not redis_trouble(exc):
+                log.exception("maintenance failed; trying again next round")
+            else:
+                HEALTH.trouble()
+            self.last_cleaned_at = now()
+
+    def scrub(self) -> int:
+        """Remove what RQ cannot decode from every key this worker reads."""
+        keys = {key: None for q in self.queues for key in rq_keys(q, self.name)}
+        return scrub(self.connection, keys)
+
+    def clean_registries(self) -> None:
+        """RQ's registry maintenance under a lock of MAINTENANCE_LOCK seconds, not RQ's
+        899: a worker killed while cleaning would otherwise stop every worker from
+        requeueing abandoned jobs for 15 minutes. The lock names its holder. Ids stranded
+        in an intermediate list go back to their queue (not failed, as RQ does, a minute on)."""
+        for queue in self.queues:
+            key = queue.registry_cleaning_key
+            if not self.connection.set(key, self.name, nx=True, ex=MAINTENANCE_LOCK):
+                continue
+            try:
+                clean_registries(queue, self._exc_handlers)
+                worker_registration.clean_worker_registry(queue)
+                back = recover_stranded(queue)
+                if back:
+                    METRICS.inc("anchor_jobs_requeued_stranded_total", len(back))
+            finally:
+                queue.release_maintenance_lock()
+        self.last_cleaned_at = now()
+
+    def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
+        try:
+            return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+        except UnicodeDecodeError:
+            self.scrub()
+            return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+
+    # ------------------------------------------------------- registration
+    def register_birth(self) -> None:
+        """Register. A registration under this name that this very process left (the work
+        loop restarted after Redis trouble) is simply renewed: its jobs are its own and
+        still running or stored. One that a dead worker left (SIGKILL, OOM, a machine
+        restart) is cleaned up first, so a fixed name restarts at once."""
+        info = self.connection.hgetall(self.key)
+        if info and b"death" not in info:
+            if self._is_own(info):
+                self.connection.delete(self.key)
+            elif self._is_stale(info):
+                log.warning(
+                    "taking over a stale registration",
+                    extra={"worker": self.name, "pid": _text(info.get(b"pid"))},
+                )
+                self._bury_stale()
+        super().register_birth()
+
+    def _is_own(self, info: dict) -> bool:
+        host, pid = _text(info.get(b"hostname")), _text(info.get(b"pid"))
+        return host == self.hostname and pid == str(os.getpid())
+
+    def _is_stale(self, info: dict) -> bool:
+        host, pid = _text(info.get(b"hostname")), _text(info.get(b"pid"))
+        if host == self.hostname and pid.isascii() and pid.isdigit():  # not '²': int() refuses
+            if not _alive(int(pid)):
+                return True
+        try:
+            last = str_to_date(info[b"last_heartbeat"])
+            return (now() - last).total_seconds() > STALE_AFTER
+        except Exception:
+            return True  # no readable heartbeat: nothing alive keeps it
+
+    def _bury_stale(self) -> None:
+        """Unregister the dead worker and expire its jobs' heartbeats, so maintenance
+        requeues them now rather than when their heartbeat would have run out."""
+        executions = self.connection.smembers(self.executions_key)
+        with self.connection.pipeline() as pipe:
+            for queue in self.queues:
+                for member in executions:
+                    pipe.zadd(queue.started_job_registry.key, {member: 1}, xx=True)
+            pipe.delete(self.key, self.executions_key)
+            for queue in self.queues:  # a cleaning lock the dead worker held
+                if self.connection.get(queue.registry_cleaning_key) == self.name.encode():
+                    pipe.delete(queue.registry_cleaning_key)
+            for queue in self.queues:
+                pipe.srem(f"rq:workers:{queue.name}", self.key)
+            pipe.srem("rq:workers", self.key)
+            pipe.execute()
+        self.clean_registries()
+
+
+def _text(value) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value or "")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # none by that number, or none could be
+        return False
+    except PermissionError:
+        return True
+    return True

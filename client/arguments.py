@@ -66,3 +66,15 @@ def threads_for(args, redis_url: str | None) -> int:
     if args.threads > 256:
         raise AnchorError(f"--threads must be 1..256, not {args.threads}")
     return 1 if redis_url else args.threads
+
+
+def lane_option(parser, default: str) -> None:
+    """--lane: the priority lane a fleet job waits in (PROTOCOL.md, "Lanes")."""
+    from .protocol import LANES
+
+    parser.add_argument(
+        "--lane",
+        choices=LANES,
+        default=default,
+        help=f"the queue's lane: interactive jobs are taken before batch ones (default: {default})",
+    )

@@ -16,7 +16,7 @@ from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cg
 from anchor.engine.simulate import RANKS
 
 from . import lexica, protocol
-from .arguments import Parser, non_negative, positive, threads_for, threads_option
+from .arguments import Parser, lane_option, non_negative, positive, threads_for, threads_option
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
 from .lexica import open_lexicon
@@ -107,7 +107,7 @@ def cmd_analyze(args) -> int:
         rank=rank,
         leaves=args.leaves,
     )
-    client = AnalysisClient(redis_url, queue=args.queue)
+    client = AnalysisClient(redis_url, queue=args.queue, lane=args.lane)
     started = time.perf_counter()
     try:
         result = client.analyze(request, timeout=args.timeout)
@@ -150,7 +150,9 @@ def _simulate(args) -> int:
         raise AnchorError(f"--confidence must be in [0, 1), not {args.confidence}")
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     threads = threads_for(args, redis_url)
-    client = AnalysisClient(redis_url, queue=args.queue, job_timeout=300, threads=threads)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=300, threads=threads
+    )
     per_job = args.per_job if threads == 1 else min(args.per_job, -(-100 // threads))
     settings = Simulation(
         candidates=args.candidates,
@@ -421,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="go through the worker queue (default: $REDIS_URL; with neither, run in-process)",
     )
     p.add_argument("--queue", default="anchor", help="queue name (default: anchor)")
+    lane_option(p, protocol.INTERACTIVE)
     p.add_argument("--timeout", type=float, default=30, help="seconds to wait for the answer")
     p.set_defaults(func=cmd_analyze)
 
@@ -446,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
+    lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     threads_option(p, processes=True)
@@ -474,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--redis-url", help="one job per game through the fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
+    lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument(
         "--sim-iterations",
@@ -506,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-job", type=positive, default=50)
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
     p.add_argument("--queue", default="anchor")
+    lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=7200)
     threads_option(p, processes=True)
     p.set_defaults(func=cmd_train_leaves)

@@ -123,7 +123,9 @@ class AnalysisClient:
     GIL, so simulations and big searches use every core); with processes=True on threads
     forked processes instead (Linux), for work that is half Python (annotation, self-play),
     which threads cannot run at once. Otherwise jobs go to the RQ queue `queue` with a
-    timeout and retries.
+    timeout and retries, in its `lane`: a bot waiting for its move asks in the
+    interactive lane (the default), bulk work (annotating archives) in the batch lane, and
+    workers take every interactive job before any batch one.
     """
 
     def __init__(
@@ -137,9 +139,12 @@ class AnalysisClient:
         connection=None,
         threads: int = 1,
         processes: bool = False,
+        lane: str = p.INTERACTIVE,
     ):
         if not (isinstance(job_timeout, int | float) and job_timeout > 0):
             raise ValueError(f"job_timeout must be a number of seconds > 0, not {job_timeout!r}")
+        if lane not in p.LANES:
+            raise ValueError(f"lane must be one of {', '.join(p.LANES)}, not {lane!r}")
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
             raise ValueError(f"threads must be a whole number 1..256, not {threads!r}")
         self.threads = threads  # embedded: requests analyze_many runs at once
@@ -159,7 +164,9 @@ class AnalysisClient:
 
         self.connection = connection if connection is not None else connect(redis_url)
         self.serializer = MsgpackSerializer
-        self.queue = Queue(queue, connection=self.connection, serializer=self.serializer)
+        self.queue = Queue(
+            p.lane_queue(queue, lane), connection=self.connection, serializer=self.serializer
+        )
 
     @property
     def embedded(self) -> bool:

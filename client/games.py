@@ -28,6 +28,7 @@ def cmd_selfplay(args) -> int:
     client = AnalysisClient(
         redis_url,
         queue=args.queue,
+        lane=args.lane,
         job_timeout=max(60, 5 * args.per_job),
         threads=threads_for(args, redis_url),
         processes=args.processes,
@@ -122,6 +123,7 @@ def cmd_train_leaves(args) -> int:
     client = AnalysisClient(
         redis_url,
         queue=args.queue,
+        lane=args.lane,
         job_timeout=600,
         threads=threads_for(args, redis_url),
         processes=args.processes,
@@ -230,6 +232,7 @@ def cmd_annotate(args) -> int:
     client = AnalysisClient(
         redis_url,
         queue=args.queue,
+        lane=args.lane,
         job_timeout=300,
         threads=threads_for(args, redis_url),
         processes=args.processes,

@@ -203,7 +203,9 @@ def fake_worker(conn, registry, **limits):
     from anchor.worker.queues import AnchorQueue
     from anchor.worker.worker import AnchorWorker
 
-    queue = AnchorQueue("anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob)
+    queue = AnchorQueue(
+        "anchor", connection=conn, serializer=MsgpackSerializer, job_class=AnchorJob
+    )
     return AnchorWorker(
         [queue],
         connection=conn,

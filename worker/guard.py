@@ -95,8 +95,8 @@ class AnchorJob(Job):
         for name in _CALLBACKS:
             if getattr(self, f"_{name}", None):
                 problems.append(f"'{name}' is set; this service runs no callbacks")
-        if self.webhooks:
-            problems.append("webhooks are set; this service sends none")
+        if self.webhooks or _as_bytes(fields.get("webhooks") or b"").strip() not in (b"", b"[]"):
+            problems.append("webhooks are set; this service sends none")  # readable or not
             self.webhooks = []
         if self._dependency_ids:
             problems.append("'dependency_ids' is set; this service runs no dependent jobs")

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from anchor.client import protocol as p
 from anchor.client.analysis import LexiconRegistry
@@ -67,32 +65,33 @@ def parse_lexicon_spec(text: str) -> LexiconSpec:
     return LexiconSpec(name, ruleset, path)
 
 
+def open_lexica(
+    lexica: list[LexiconSpec], leave_paths: dict[str, str] | None = None, snapshots: bool = True
+) -> LexiconRegistry:
+    """Open every lexicon (a private snapshot, mmapped) and leave file: before any job,
+    and before Redis is needed, so a bad file is refused at once."""
+    if not snapshots:
+        return _open_lexica({spec.name: spec.path for spec in lexica}, lexica, leave_paths)
+    prune()  # what killed workers and refused files left in memory
+    try:
+        paths = {spec.name: str(snapshot(spec.path)) for spec in lexica}
+        return _open_lexica(paths, lexica, leave_paths)
+    except BaseException:
+        release_all()
+        raise
+
+
 def build_worker(
-    redis_url: str,
+    connection: Redis,
     queues: list[str],
-    lexica: list[LexiconSpec],
+    registry: LexiconRegistry,
     name: str | None = None,
     maintenance_interval: int = MAINTENANCE_INTERVAL,
-    connection=None,
-    leave_paths: dict[str, str] | None = None,
     limits: p.Limits | None = None,
-    snapshots: bool = True,
     lanes: tuple[str, ...] = p.LANES,
 ) -> AnchorWorker:
-    """Open every lexicon (a private snapshot, mmapped) and connect; the worker takes no
-    job before this. It serves each queue's lanes, in the order of `lanes`."""
-    if snapshots:
-        prune()  # what killed workers and refused files left in memory
-        try:
-            paths = {spec.name: str(snapshot(spec.path)) for spec in lexica}
-            registry = _open_lexica(paths, lexica, leave_paths)
-        except BaseException:
-            release_all()
-            raise
-    else:
-        registry = _open_lexica({spec.name: spec.path for spec in lexica}, lexica, leave_paths)
-    if connection is None:
-        connection = Redis.from_url(redis_url, health_check_interval=30, socket_keepalive=True)
+    """The worker on an open registry; it serves each queue's lanes, in the order of
+    `lanes`. RQ talks to Redis here already."""
     serializer = MsgpackSerializer
     names = lane_queues(queues, lanes)
     return AnchorWorker(
@@ -187,17 +186,8 @@ def run(args) -> int:
         limits = limits_from(args)
         lanes = lanes_from(args.lanes)
         specs = [parse_lexicon_spec(s) for s in (args.lexicon or ["english"])]
-        worker = build_worker(
-            redis_url,
-            queues,
-            specs,
-            args.name,
-            args.maintenance_interval,
-            connection=redis_connection(redis_url, args.redis_password_file),
-            leave_paths=dict(_pair(s) for s in (args.leaves or [])),
-            limits=limits,
-            lanes=lanes,
-        )
+        registry = open_lexica(specs, dict(_pair(s) for s in (args.leaves or [])))
+        connection = redis_connection(redis_url, args.redis_password_file)
     except Exception as exc:  # start-up problems are one clear line, not a traceback
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2
@@ -212,23 +202,28 @@ def run(args) -> int:
                 file=sys.stderr,
             )
             return 2
-        METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(worker)))
         log.info(
             "metrics", extra={"url": f"http://{args.metrics_host}:{server.server_port}/metrics"}
         )
-    try:
-        worker.connection.ping()  # a wrong password fails here, not mid-job
-    except (RedisConnectionError, RedisTimeoutError) as exc:
-        # Not yet up (a fleet starting together, an outage): wait for it like a running
-        # worker would, rather than exit into a restart loop with growing delays.
-        log.warning(
-            "Redis unreachable; waiting for it",
-            extra={"redis": redacted(redis_url), "error": str(exc)},
-        )
-        _wait_for_writes(worker)
-    except Exception as exc:  # wrong password, not a Redis: one clear line, exit
-        print(f"anchor worker: error: Redis at {redacted(redis_url)}: {exc}", file=sys.stderr)
-        return 2
+    worker = None
+    while worker is None:
+        try:
+            _wait_for_redis(connection, redis_url)
+            worker = build_worker(
+                connection, queues, registry, args.name, args.maintenance_interval, limits, lanes
+            )
+        except Exception as exc:  # a wrong password, not a Redis: one clear line, exit
+            if redis_trouble(exc):
+                continue  # gone again between the ping and RQ's first command
+            print(f"anchor worker: error: Redis at {redacted(redis_url)}: {exc}", file=sys.stderr)
+            return 2
+    if args.metrics_port is not None:
+        METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(worker)))
+    try:  # what RQ cannot decode, in keys it reads only now and then (registries, sets)
+        worker.scrub()
+    except Exception as exc:
+        if not redis_trouble(exc):
+            raise
     log.info(
         "worker starting",
         extra={
@@ -318,6 +313,30 @@ def work_until_stopped(
             delay = 0.1
         _wait_for_writes(worker)
         log.info("Redis takes writes again; taking jobs")
+
+
+def _wait_for_redis(connection: Redis, url: str) -> None:
+    """Until Redis answers. A worker started before Redis (a fleet starting together, an
+    outage) waits like a running one would, rather than exit into a restart loop with
+    growing delays (k8s CrashLoopBackOff). Only Redis trouble is waited out."""
+    delay, said = 0.1, False
+    while True:
+        try:
+            connection.ping()
+            HEALTH.beat(redis_ok=True)
+            return
+        except Exception as exc:
+            if not redis_trouble(exc):
+                raise
+            HEALTH.trouble()  # alive, waiting: live but not ready
+            if not said:
+                log.warning(
+                    "Redis unreachable; waiting for it",
+                    extra={"redis": redacted(url), "error": str(exc)},
+                )
+                said = True
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
 
 
 def _wait_for_writes(worker: AnchorWorker) -> None:

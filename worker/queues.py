@@ -34,6 +34,7 @@ from .metrics import HEALTH, METRICS
 log = logging.getLogger("anchor.queues")
 
 LANE_POLL = 0.05  # seconds a worker serving several lanes blocks on the first before looking again
+SCRUB_MAX = 1_000_000  # members: a larger key is not scanned (a second or more of Redis time)
 STRANDED_AFTER = 3.0  # seconds an id may sit in an intermediate list before it is put back
 
 
@@ -85,9 +86,9 @@ class AnchorQueue(Queue):
                 return None
             queue, raw = taken
             job_id = _text(raw)
-            if job_id is None:
+            if job_id is None:  # logged under the key a client wrote it to
                 connection.lrem(queue.intermediate_queue_key, 1, raw)
-                _dropped(queue.intermediate_queue_key, raw)
+                _dropped(queue.key, raw)
                 continue
             found = cls._fetch_dequeued_job(
                 connection,
@@ -208,6 +209,10 @@ def scrub(connection: Redis, keys: Iterable[str]) -> int:
     keys += [Group.REDIS_GROUP_NAME_PREFIX + m.decode() for m in groups]
     for key in keys:
         kind = connection.type(key)
+        size = {b"list": connection.llen, b"set": connection.scard, b"zset": connection.zcard}
+        if kind in size and size[kind](key) > SCRUB_MAX:
+            log.warning("not scrubbed: too large to scan", extra={"key": key})
+            continue
         if kind == b"list":
             members = connection.lrange(key, 0, -1)
             remove = lambda raw, key=key: connection.lrem(key, 0, raw)  # noqa: E731

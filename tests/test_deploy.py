@@ -4,6 +4,7 @@ needs (stop grace above the job timeout), and a redis.conf redis-server accepts.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -108,7 +109,7 @@ def test_redis_is_private_and_asks_for_a_password():
     k8s_redis = (DEPLOY / "k8s" / "redis.yaml").read_text()
     assert "kind: NetworkPolicy" in k8s_redis and "requirepass" in k8s_redis
     assert "--requirepass" not in k8s_redis
-    assert "secretKeyRef" in (DEPLOY / "k8s" / "worker.yaml").read_text()
+    assert "secretName: anchor-redis" in (DEPLOY / "k8s" / "worker.yaml").read_text()
     unit = (DEPLOY / "systemd" / "anchor-worker@.service").read_text()
     assert "REDIS_PASSWORD_FILE=" in unit
     for _where, argv in anchor_commands():
@@ -117,11 +118,11 @@ def test_redis_is_private_and_asks_for_a_password():
 
 def test_workers_run_as_a_user_restart_and_are_probed():
     docker = (DEPLOY / "Dockerfile").read_text()
-    assert re.search(r"^USER anchor$", docker, re.M) and "HEALTHCHECK" in docker
+    assert re.search(r"^USER 10001:10001$", docker, re.M) and "HEALTHCHECK" in docker
     compose = (DEPLOY / "docker-compose.yml").read_text()
     assert compose.count("restart: unless-stopped") == 2
     assert compose.count("healthcheck:") == 2 and "/healthz" in compose
-    assert 'user: "10001"' in compose
+    assert 'user: "10001:10001"' in compose
     k8s = (DEPLOY / "k8s" / "worker.yaml").read_text()
     assert "livenessProbe" in k8s and "path: /healthz" in k8s
     assert "readinessProbe" in k8s and "path: /readyz" in k8s
@@ -166,3 +167,105 @@ def test_a_worker_answers_its_probes(tmp_path):
         proc.terminate()
         proc.wait(20)
         srv.stop()
+
+
+# ------------------------------------------------ the worker as deploy/ starts it
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare"),
+    reason="emulating a container's users, mounts and read-only root needs root and unshare",
+)
+
+
+def _k8s_worker() -> dict:
+    import yaml
+
+    docs = yaml.safe_load_all((DEPLOY / "k8s" / "worker.yaml").read_text())
+    return next(d for d in docs if d and d.get("kind") == "Deployment")
+
+
+@needs_root
+def test_the_k8s_worker_starts_as_the_manifest_describes():
+    """The image's ENV, then the manifest's; uid/gid/fsGroup; the Secret mounted as the
+    kubelet would (defaultMode | 0440, root:fsGroup); the emptyDir root-owned; a read-only
+    root. Before: "cannot read Redis password file", then "not a folder this user owns"."""
+    from .container import from_k8s, image, run
+
+    password = "k8s-" + os.urandom(8).hex()
+    container = from_k8s(_k8s_worker(), image(), {"anchor-redis": {"password": password}})
+    assert container.read_only and container.uid == 10001 and container.uid != 0
+    outcome = run(container, password)
+    assert outcome["answered"], outcome["log"]
+    assert "Traceback" not in outcome["log"]
+
+
+@needs_root
+def test_the_k8s_emulation_catches_what_broke_before():
+    """The emulation is not lenient: the manifest as it was (the password in the
+    environment while the image names a file; no fsGroup) fails to start."""
+    from .container import from_k8s, image, run
+
+    password = "k8s-" + os.urandom(8).hex()
+    manifest = _k8s_worker()
+    pod = manifest["spec"]["template"]["spec"]
+    (spec,) = pod["containers"]
+    spec["volumeMounts"] = [m for m in spec["volumeMounts"] if m["name"] != "redis-password"]
+    spec["env"].append(
+        {"name": "REDIS_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "anchor-redis", "key": "password"}}}  # noqa: E501
+    )
+    outcome = run(from_k8s(manifest, image(), {"anchor-redis": {"password": password}}), password)
+    assert not outcome["answered"] and outcome["exit"] == 2
+    assert "cannot read the Redis password file /run/secrets/redis_password" in outcome["log"]
+
+
+@needs_root
+def test_the_compose_worker_starts_as_the_file_describes(tmp_path):
+    """The secret file made as the compose file's header says, bind-mounted with its host
+    owner and mode; the worker as `user:`, `read_only:`, `environment:` say."""
+    import yaml
+
+    from .container import compose_secret_setup, from_compose, image, run
+
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    password = "compose-" + os.urandom(8).hex()
+    secret = tmp_path / "redis_password"
+    secret.write_text(password + "\n")
+    setup = compose_secret_setup(text)
+    os.chown(secret, setup["uid"], setup["gid"])
+    secret.chmod(setup["mode"])
+    container = from_compose(yaml.safe_load(text), image(), {"redis_password": secret})
+    assert container.read_only and container.uid == 10001
+    outcome = run(container, password)
+    assert outcome["answered"], outcome["log"]
+    # the instructions as they were (0600, the operator's own file) fail, as in production
+    secret.chmod(0o600)
+    os.chown(secret, 0, 0)
+    outcome = run(from_compose(yaml.safe_load(text), image(), {"redis_password": secret}), password)
+    assert not outcome["answered"] and "Permission denied" in outcome["log"]
+
+
+def test_the_image_keeps_gcc_out_and_pins_its_bases():
+    docker = (DEPLOY / "Dockerfile").read_text()
+    stages = docker.split("\nFROM ")
+    assert len(stages) >= 2 and "gcc" in stages[0] and "gcc" not in stages[-1]
+    assert "COPY --from=build" in stages[-1]
+    for base in re.findall(r"^FROM (\S+)", docker, re.M):
+        assert re.search(r":\d+\.\d+\.\d+", base), base  # a pinned release, not :3.11 or :latest
+    ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    assert "*" in ignore and "!engine/" in ignore  # nothing but what the image copies
+    compose = (DEPLOY / "docker-compose.yml").read_text()
+    assert re.search(r"image: redis:\d+\.\d+\.\d+", compose)
+    # Redis through the official entrypoint, which drops root for the redis user
+    assert "exec docker-entrypoint.sh redis-server" in compose
+    assert "name: anchor-backend" in compose and "external: true" in compose  # documented
+
+
+def test_keda_scales_on_both_lanes():
+    import yaml
+
+    from anchor.client.protocol import LANES, lane_queue
+
+    docs = list(yaml.safe_load_all((DEPLOY / "k8s" / "keda.yaml").read_text()))
+    (scaled,) = [d for d in docs if d["kind"] == "ScaledObject"]
+    assert scaled["spec"]["scaleTargetRef"]["name"] == _k8s_worker()["metadata"]["name"]
+    lists = {t["metadata"]["listName"] for t in scaled["spec"]["triggers"]}
+    assert lists == {f"rq:queue:{lane_queue('anchor', lane)}" for lane in LANES}

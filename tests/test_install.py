@@ -121,22 +121,29 @@ def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):
 
 
 def dockerfile_steps() -> dict:
-    """COPY, ENV, RUN, CMD and HEALTHCHECK of the image, with continuation lines joined;
-    RUN lines before WORKDIR (apt and useradd: the base image's business) are left out."""
+    """Per stage: its name, WORKDIR, COPY (with --from), ENV and RUN lines; CMD and
+    HEALTHCHECK of the last. Continuation lines joined; RUN lines before a stage's
+    WORKDIR (apt, useradd: the base image's business) are left out."""
     text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text())
-    steps: dict = {"copy": [], "env": {}, "run": [], "cmd": None, "health": None, "workdir": None}
+    steps: dict = {"stages": [], "cmd": None, "health": None}
+    stage: dict = {}
     for line in text.splitlines():
         word, _, rest = line.partition(" ")
-        if word == "WORKDIR":
-            steps["workdir"] = rest.strip()
+        if word == "FROM":
+            name = rest.split(" AS ")[1].strip() if " AS " in rest else None
+            stage = {"name": name, "copy": [], "env": {}, "run": [], "workdir": None}
+            steps["stages"].append(stage)
+        elif word == "WORKDIR":
+            stage["workdir"] = rest.strip()
         elif word == "COPY":
             *sources, dest = rest.split()
-            steps["copy"].append((sources, dest))
+            origin = sources.pop(0).removeprefix("--from=") if sources[0].startswith("--") else None
+            stage["copy"].append((origin, sources, dest))
         elif word == "ENV":
             key, _, value = rest.partition("=")
-            steps["env"][key.strip()] = value.strip()
-        elif word == "RUN" and steps["workdir"]:
-            steps["run"].append(rest)
+            stage["env"][key.strip()] = value.strip()
+        elif word == "RUN" and stage["workdir"]:
+            stage["run"].append(rest)
         elif word == "CMD":
             steps["cmd"] = json.loads(rest)
         elif word == "HEALTHCHECK":
@@ -145,36 +152,49 @@ def dockerfile_steps() -> dict:
 
 
 def test_the_docker_image_steps_build_a_worker_that_answers(tmp_path):
+    """Each stage's WORKDIR is a folder of this test's; its COPY lines copy (from the
+    checkout, or `--from` an earlier stage's folder) and its RUN lines run in a fresh venv
+    of its own: the wheel built in the first, installed in the second without gcc's
+    output from anywhere else."""
     steps = dockerfile_steps()
-    app = tmp_path / "app"
-    workdir = steps["workdir"]
+    folders = {st["workdir"]: tmp_path / st["workdir"].strip("/") for st in steps["stages"]}
 
-    def local(value: str) -> str:  # the image's /app is this test's folder
-        return value.replace(workdir, str(app))
+    def local(value: str) -> str:  # the image's /src, /app are this test's folders
+        for inside, here in folders.items():
+            value = re.sub(rf"(?<![\w/]){re.escape(inside)}(?=/|\b|$)", str(here), value)
+        return value
 
-    app.mkdir()
-    for sources, dest in steps["copy"]:  # only what the image copies: a missing COPY fails
-        for source in sources:
-            target = app / dest if dest not in ("./", ".") else app / source
-            if (ROOT / source).is_dir():
-                shutil.copytree(
-                    ROOT / source, target, ignore=shutil.ignore_patterns("*.so", "__pycache__")
-                )
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(ROOT / source, target if dest not in ("./", ".") else app / source)
-    bin_dir = make_venv(tmp_path / "venv")
     password = "s3cret-" + os.urandom(4).hex()
     secret = tmp_path / "redis_password"
     secret.write_text(password + "\n")
-    env = user_env(bin_dir, tmp_path / "home")
-    for key, value in steps["env"].items():
-        env[key] = str(secret) if key == "REDIS_PASSWORD_FILE" else local(value)
+    for n, stage in enumerate(steps["stages"]):
+        here = folders[stage["workdir"]]
+        here.mkdir(parents=True, exist_ok=True)
+        for origin, sources, dest in stage["copy"]:  # only what the image copies
+            for source in sources:
+                if origin is not None:
+                    src, target = Path(local(source)), Path(local(dest))
+                else:
+                    src = ROOT / source
+                    target = here / dest if dest not in ("./", ".") else here / source
+                if src.is_dir():
+                    shutil.copytree(
+                        src, target, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+                    )
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(src, target)
+        bin_dir = make_venv(tmp_path / f"venv{n}")
+        env = user_env(bin_dir, tmp_path / "home")
+        for key, value in stage["env"].items():
+            env[key] = str(secret) if key == "REDIS_PASSWORD_FILE" else local(value)
+        for command in stage["run"]:
+            done = run(["sh", "-c", local(command)], here, env)
+            assert done.returncode == 0, f"RUN {command}\n{done.stderr[-3000:]}"
+    app = folders[steps["stages"][-1]["workdir"]]
     assert env["ANCHOR_LEXICON_DIR"] == str(app / "lexica")
-    for command in steps["run"]:
-        done = run(["sh", "-c", local(command)], app, env)
-        assert done.returncode == 0, f"RUN {command}\n{done.stderr[-3000:]}"
     assert (app / "lexica" / "english.kwg").is_file()
+    assert not (app / "dist").exists()  # the wheel does not stay in the image
 
     srv = RedisServer(tmp_path, password=password)
     port = free_port()

@@ -1,7 +1,10 @@
 """Soak under faults: N jobs through two workers while one worker is SIGKILLed every few
-seconds (and restarted under its fixed name) and Redis is restarted twice. Passes when
-every job is answered with the same moves as in-process analysis and Redis's peak memory
-stays under its maxmemory. Figures go to BENCHMARKS.md.
+seconds (and restarted under its fixed name), Redis is restarted twice, a job id that is
+not UTF-8 is pushed onto the queue, a worker is paused (SIGSTOP) past its heartbeat and
+resumed, and Redis is filled to its maxmemory for seconds with jobs running. Passes when
+every job is answered with the same moves as in-process analysis, each with exactly one
+final result in its stream, and Redis's peak memory (outside the fill) stays under its
+maxmemory. Figures go to BENCHMARKS.md.
 
     python bench/soak.py [JOBS] [KILL_EVERY_SECONDS]     (default 20000, 3)
 """
@@ -105,18 +108,56 @@ def main() -> int:
     runner = threading.Thread(target=run)
     runner.start()
     kills = restarts = 0
-    peak = 0
+    peak = 0  # Redis's peak memory outside the deliberate fill
     next_kill = time.monotonic() + kill_every
     restart_at = [started + 15, started + 40]
+    faults = {  # seconds from the start -> the fault, each once
+        8.0: "stray",  # a job id that is not UTF-8, pushed onto the queue
+        25.0: "pause",  # SIGSTOP a worker past its heartbeat, SIGCONT 15 s later
+        55.0: "fill",  # Redis filled to maxmemory for 6 s with jobs running
+    }
+    paused: tuple[str, float] | None = None
+    done_faults: list[str] = []
+    junk = 0
     while runner.is_alive():
         time.sleep(0.2)
+        now = time.monotonic()
+        r = redis.Redis.from_url(url)
         try:
-            peak = max(peak, redis.Redis.from_url(url).info("memory")["used_memory_peak"])
+            if "fill" not in done_faults:
+                peak = max(peak, r.info("memory")["used_memory_peak"])
         except redis.exceptions.ConnectionError:
             pass
-        now = time.monotonic()
+        due = [t for t in faults if now - started >= t and faults[t] not in done_faults]
+        for t in due:
+            fault = faults[t]
+            try:
+                if fault == "stray":
+                    r.rpush(f"rq:queue:{queue}", b"\xff\xfe stray")
+                elif fault == "pause":
+                    victim = names[(kills + 1) % 2]  # not the one killed next
+                    procs[victim].send_signal(signal.SIGSTOP)
+                    paused = (victim, now + 15)
+                elif fault == "fill":
+                    try:
+                        while True:
+                            r.set(f"junk:{junk}", b"x" * 65536)
+                            junk += 1
+                    except redis.exceptions.OutOfMemoryError:
+                        pass
+                    time.sleep(6)
+                    r.delete(*[f"junk:{i}" for i in range(junk)])
+            except redis.exceptions.ConnectionError:
+                continue  # Redis restarting: try again on the next round
+            done_faults.append(fault)
+            print(f"  {now - started:5.1f} s: {fault}")
+        if paused and now >= paused[1]:
+            procs[paused[0]].send_signal(signal.SIGCONT)
+            paused = None
         if now >= next_kill:
             victim = names[kills % 2]
+            if paused and paused[0] == victim:
+                victim = names[(kills + 1) % 2]
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
             procs[victim] = worker(url, queue, victim, folder / f"{victim}.log")
@@ -132,7 +173,9 @@ def main() -> int:
             restarts += 1
     runner.join()
     elapsed = time.monotonic() - started
+    finals = final_results(url)
     for proc in procs.values():
+        proc.send_signal(signal.SIGCONT)
         proc.send_signal(signal.SIGTERM)
     for proc in procs.values():
         proc.wait(30)
@@ -146,12 +189,38 @@ def main() -> int:
     wrong = sum(
         1 for i, r in enumerate(results) if not r.get("ok") or r["moves"] != expected[i % 600]
     )
+    twice = sum(1 for n in finals if n != 1)
     print(f"jobs {jobs:,}  answered {len(results):,}  wrong or missing {wrong}")
-    print(f"worker kills {kills}  Redis restarts {restarts}  time {elapsed:.1f} s")
+    print(f"jobs without exactly one final result: {twice} (of {len(finals):,} read back)")
+    print(f"worker kills {kills}  Redis restarts {restarts}  faults {', '.join(done_faults)}")
+    print(f"time {elapsed:.1f} s")
     print(f"Redis peak memory {peak / 2**20:.1f} MiB of maxmemory {MAXMEMORY / 2**20:.0f} MiB")
-    ok = wrong == 0 and len(results) == jobs and peak <= MAXMEMORY and restarts == 2
+    ok = (
+        wrong == 0
+        and len(results) == jobs
+        and twice == 0
+        and len(finals) == jobs
+        and peak <= MAXMEMORY
+        and restarts == 2
+        and len(done_faults) == len(faults)
+    )
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
+
+
+def final_results(url: str) -> list[int]:
+    """For each job's result stream (this Redis serves the soak alone), how many final
+    entries it holds (types 1, 2, 5; 4 is 'retried'): one final result per job, always."""
+    r = redis.Redis.from_url(url)
+    keys = list(r.scan_iter("rq:results:*", count=1000))
+    counts = []
+    for start in range(0, len(keys), 1000):
+        with r.pipeline(transaction=False) as pipe:
+            for key in keys[start : start + 1000]:
+                pipe.xrange(key)
+            for entries in pipe.execute():
+                counts.append(sum(1 for _, f in entries if f[b"type"] != b"4"))
+    return counts
 
 
 if __name__ == "__main__":

@@ -120,10 +120,12 @@ def _lexicon_files(img: Image) -> list[File]:
     ]
 
 
-def from_k8s(manifest: dict, img: Image, secrets: dict[str, dict[str, str]]) -> Container:
-    """The worker container of a Deployment, as the kubelet would start it."""
+def from_k8s(
+    manifest: dict, img: Image, secrets: dict[str, dict[str, str]], name: str = "worker"
+) -> Container:
+    """The container `name` of a Deployment, as the kubelet would start it."""
     pod = manifest["spec"]["template"]["spec"]
-    (spec,) = [c for c in pod["containers"] if c["name"] == "worker"]
+    (spec,) = [c for c in pod["containers"] if c["name"] == name]
     pod_sc, sc = pod.get("securityContext", {}), spec.get("securityContext", {})
     uid = sc.get("runAsUser", pod_sc.get("runAsUser", img.uid))
     gid = sc.get("runAsGroup", pod_sc.get("runAsGroup", img.gid))
@@ -170,9 +172,11 @@ def from_k8s(manifest: dict, img: Image, secrets: dict[str, dict[str, str]]) -> 
     )
 
 
-def from_compose(compose: dict, img: Image, secret_files: dict[str, Path]) -> Container:
-    """The worker service of docker-compose.yml, as Docker would start it."""
-    service = compose["services"]["worker"]
+def from_compose(
+    compose: dict, img: Image, secret_files: dict[str, Path], name: str = "worker"
+) -> Container:
+    """The service `name` of docker-compose.yml, as Docker would start it."""
+    service = compose["services"][name]
     uid, _, gid = str(service.get("user", f"{img.uid}:{img.gid}")).partition(":")
     if not gid:
         raise AssertionError("compose user: give uid:gid (a bare uid runs with gid 0)")

@@ -38,6 +38,19 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def http_status(port: int, path: str) -> int:
+    """The HTTP status of GET 127.0.0.1:port/path; 0 when nothing answers."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
 class RedisServer:
     """redis-server with append-only persistence in a temporary folder."""
 

@@ -134,10 +134,8 @@ def test_workers_run_as_a_user_restart_and_are_probed():
 def test_a_worker_answers_its_probes(tmp_path):
     """/healthz and /readyz on the metrics port, as the deploy probes use them."""
     import sys
-    import urllib.error
-    import urllib.request
 
-    from .service import TWL06, RedisServer
+    from .service import TWL06, RedisServer, http_status
 
     srv = RedisServer(tmp_path)
     port = free_port()
@@ -147,22 +145,18 @@ def test_a_worker_answers_its_probes(tmp_path):
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
-    def status(path: str) -> int:
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status
-        except urllib.error.HTTPError as exc:
-            return exc.code
-        except OSError:
-            return 0
-
     try:
-        wait_until(lambda: status("/readyz") == 200, 30, "the worker to be ready")
-        assert status("/healthz") == 200
+        wait_until(lambda: http_status(port, "/readyz") == 200, 30, "the worker to be ready")
+        assert http_status(port, "/healthz") == 200
         srv.stop()  # Redis gone: still alive, no longer ready
-        wait_until(lambda: status("/readyz") == 503, 60, "readiness to drop", interval=0.5)
-        assert status("/healthz") == 200
+        wait_until(
+            lambda: http_status(port, "/readyz") == 503, 60, "readiness to drop", interval=0.5
+        )
+        assert http_status(port, "/healthz") == 200
         srv.start()
-        wait_until(lambda: status("/readyz") == 200, 60, "readiness to return", interval=0.5)
+        wait_until(
+            lambda: http_status(port, "/readyz") == 200, 60, "readiness to return", interval=0.5
+        )
     finally:
         proc.terminate()
         proc.wait(20)
@@ -184,14 +178,16 @@ def _k8s_worker() -> dict:
 
 
 @needs_root
-def test_the_k8s_worker_starts_as_the_manifest_describes():
+@pytest.mark.parametrize("name", ["worker", "worker-interactive"])
+def test_the_k8s_worker_starts_as_the_manifest_describes(name):
     """The image's ENV, then the manifest's; uid/gid/fsGroup; the Secret mounted as the
     kubelet would (defaultMode | 0440, root:fsGroup); the emptyDir root-owned; a read-only
     root. Before: "cannot read Redis password file", then "not a folder this user owns"."""
     from .container import from_k8s, image, run
 
     password = "k8s-" + os.urandom(8).hex()
-    container = from_k8s(_k8s_worker(), image(), {"anchor-redis": {"password": password}})
+    secrets = {"anchor-redis": {"password": password}}
+    container = from_k8s(_k8s_worker(), image(), secrets, name)
     assert container.read_only and container.uid == 10001 and container.uid != 0
     outcome = run(container, password)
     assert outcome["answered"], outcome["log"]
@@ -207,10 +203,13 @@ def test_the_k8s_emulation_catches_what_broke_before():
     password = "k8s-" + os.urandom(8).hex()
     manifest = _k8s_worker()
     pod = manifest["spec"]["template"]["spec"]
-    (spec,) = pod["containers"]
+    spec = pod["containers"][0]
     spec["volumeMounts"] = [m for m in spec["volumeMounts"] if m["name"] != "redis-password"]
     spec["env"].append(
-        {"name": "REDIS_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "anchor-redis", "key": "password"}}}  # noqa: E501
+        {
+            "name": "REDIS_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": "anchor-redis", "key": "password"}},
+        }  # noqa: E501
     )
     outcome = run(from_k8s(manifest, image(), {"anchor-redis": {"password": password}}), password)
     assert not outcome["answered"] and outcome["exit"] == 2
@@ -218,7 +217,8 @@ def test_the_k8s_emulation_catches_what_broke_before():
 
 
 @needs_root
-def test_the_compose_worker_starts_as_the_file_describes(tmp_path):
+@pytest.mark.parametrize("name", ["worker", "worker-interactive"])
+def test_the_compose_worker_starts_as_the_file_describes(tmp_path, name):
     """The secret file made as the compose file's header says, bind-mounted with its host
     owner and mode; the worker as `user:`, `read_only:`, `environment:` say."""
     import yaml
@@ -232,7 +232,7 @@ def test_the_compose_worker_starts_as_the_file_describes(tmp_path):
     setup = compose_secret_setup(text)
     os.chown(secret, setup["uid"], setup["gid"])
     secret.chmod(setup["mode"])
-    container = from_compose(yaml.safe_load(text), image(), {"redis_password": secret})
+    container = from_compose(yaml.safe_load(text), image(), {"redis_password": secret}, name)
     assert container.read_only and container.uid == 10001
     outcome = run(container, password)
     assert outcome["answered"], outcome["log"]

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 import uuid
 
@@ -23,7 +22,7 @@ from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient, ServiceError, connect
 
 from .conftest import ROOT, data_path
-from .service import TWL06, RedisServer, WorkerProcess, free_port, wait_until
+from .service import TWL06, RedisServer, WorkerProcess, free_port, http_status, wait_until
 
 BENCH = [
     ln
@@ -233,15 +232,6 @@ def test_an_id_stranded_in_the_intermediate_list_is_answered_within_ten_seconds(
 
 
 # ------------------------------------------------------- Redis away
-def _status(port: int, path: str) -> int:
-    try:
-        return urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return 0
-
-
 def test_a_worker_started_before_redis_waits_for_it(tmp_path):
     """Under k8s an exit here is CrashLoopBackOff with growing delays: the worker waits,
     live and not ready, and serves as soon as Redis is up."""
@@ -256,8 +246,8 @@ def test_a_worker_started_before_redis_waits_for_it(tmp_path):
     )  # fmt: skip
     srv = None
     try:
-        wait_until(lambda: _status(metrics, "/healthz") == 200, 30, "the worker to be live")
-        assert _status(metrics, "/readyz") == 503
+        wait_until(lambda: http_status(metrics, "/healthz") == 200, 30, "the worker to be live")
+        assert http_status(metrics, "/readyz") == 503
         time.sleep(2)
         assert proc.poll() is None, log.read_text()
         assert "Redis unreachable; waiting for it" in log.read_text()
@@ -265,7 +255,7 @@ def test_a_worker_started_before_redis_waits_for_it(tmp_path):
         srv.exe, srv.folder, srv.port, srv.password = "redis-server", tmp_path, port, None
         srv.url, srv.proc = url, None
         srv.start()
-        wait_until(lambda: _status(metrics, "/readyz") == 200, 10, "readiness")
+        wait_until(lambda: http_status(metrics, "/readyz") == 200, 10, "readiness")
         client = AnalysisClient(url, queue="early")
         assert client.analyze(request(), timeout=20)["ok"]
     finally:
@@ -287,17 +277,17 @@ def test_readiness_follows_redis_within_seconds(tmp_path):
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        wait_until(lambda: _status(metrics, "/readyz") == 200, 30, "the worker to be ready")
+        wait_until(lambda: http_status(metrics, "/readyz") == 200, 30, "the worker to be ready")
         client = AnalysisClient(srv.url, queue="rz")
         assert client.analyze(request(), timeout=20)["ok"]
         srv.stop()
         down = time.monotonic()
-        wait_until(lambda: _status(metrics, "/readyz") == 503, 10, "readiness to drop", 0.1)
+        wait_until(lambda: http_status(metrics, "/readyz") == 503, 10, "readiness to drop", 0.1)
         assert time.monotonic() - down < 4
-        assert _status(metrics, "/healthz") == 200
+        assert http_status(metrics, "/healthz") == 200
         srv.start()
         up = time.monotonic()
-        wait_until(lambda: _status(metrics, "/readyz") == 200, 10, "readiness to return", 0.1)
+        wait_until(lambda: http_status(metrics, "/readyz") == 200, 10, "readiness to return", 0.1)
         assert time.monotonic() - up < 4
         started = time.monotonic()
         assert client.analyze(request(), timeout=20)["ok"]
@@ -314,7 +304,7 @@ def test_idle_metrics_connections_are_bounded_and_time_out(server, queue, tmp_pa
     worker = WorkerProcess(server.url, queue, "metrics-w", tmp_path, "--metrics-port", str(metrics))
     idle = []
     try:
-        wait_until(lambda: _status(metrics, "/healthz") == 200, 20, "metrics")
+        wait_until(lambda: http_status(metrics, "/healthz") == 200, 20, "metrics")
         for _ in range(300):
             idle.append(socket.create_connection(("127.0.0.1", metrics), timeout=10))
         time.sleep(0.5)
@@ -327,7 +317,7 @@ def test_idle_metrics_connections_are_bounded_and_time_out(server, queue, tmp_pa
         for s in idle:  # every idle connection is closed by the server (at once or in 5 s)
             s.settimeout(10)
             assert s.recv(1) == b""
-        assert _status(metrics, "/metrics") == 200
+        assert http_status(metrics, "/metrics") == 200
     finally:
         for s in idle:
             s.close()
@@ -448,3 +438,22 @@ def test_interactive_jobs_are_taken_before_batch_jobs(server, queue, tmp_path):
     first_batch = min(ended[j.id] for j in batch_jobs)
     assert last_quick < first_batch
     worker.stop()
+
+
+def test_metrics_show_each_lanes_depth(server, queue, tmp_path):
+    """What an autoscaler reads: the jobs waiting per lane, on every worker's /metrics."""
+    metrics = free_port()
+    worker = WorkerProcess(
+        server.url, queue, "depth-w", tmp_path, "--lanes", "interactive",
+        "--metrics-port", str(metrics),
+    )  # fmt: skip
+    try:
+        batch = AnalysisClient(server.url, queue=queue, lane=p.BATCH)
+        for _ in range(7):  # nobody serves the batch lane here: they wait
+            batch.submit(request())
+        text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read()
+        lines = text.decode().splitlines()
+        assert f'anchor_queue_depth{{lane="batch",queue="{queue}"}} 7.0' in lines
+        assert f'anchor_queue_depth{{lane="interactive",queue="{queue}"}} 0.0' in lines
+    finally:
+        worker.stop()

@@ -43,6 +43,13 @@ def build_parser() -> Parser:
         help="redis:// or rediss:// URL (default: $REDIS_URL, else redis://localhost:6379/0)",
     )
     p.add_argument("--name", help="worker name (default: RQ's)")
+    p.add_argument(
+        "--nice",
+        type=non_negative,
+        default=0,
+        help="lower this worker's CPU priority by this much (os.nice): batch workers beside "
+        "an interactive-only one (--lanes interactive) leave it the CPU a bot waits for",
+    )
     p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     p.add_argument("--max-jobs", type=non_negative, help="exit after this many jobs")
     p.add_argument(

@@ -180,6 +180,8 @@ def redis_connection(url: str, password_file: str | None, environ=os.environ) ->
 def run(args) -> int:
     """Run the worker with the arguments worker/cli.py parsed; exit status."""
     logs.configure(args.log_format, args.log_level)
+    if args.nice:
+        os.nice(min(args.nice, 19))
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://localhost:6379/0"
     queues = args.queue or ["anchor"]
     try:
@@ -218,7 +220,7 @@ def run(args) -> int:
             print(f"anchor worker: error: Redis at {redacted(redis_url)}: {exc}", file=sys.stderr)
             return 2
     if args.metrics_port is not None:
-        METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(worker)))
+        METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(queues)))
     try:  # what RQ cannot decode, in keys it reads only now and then (registries, sets)
         worker.scrub()
     except Exception as exc:
@@ -261,15 +263,10 @@ def lanes_from(text: str | None) -> tuple[str, ...]:
     return lanes
 
 
-def _lane_keys(worker: AnchorWorker) -> dict[str, tuple[str, str]]:
-    """RQ queue key -> (queue, lane) for every lane this worker serves."""
-    out = {}
-    for queue in worker.queues:
-        base, _, lane = queue.name.rpartition(":")
-        if lane not in p.LANES[1:] or not base:
-            base, lane = queue.name, p.INTERACTIVE
-        out[queue.key] = (base, lane)
-    return out
+def _lane_keys(bases: list[str]) -> dict[str, tuple[str, str]]:
+    """RQ queue key -> (queue, lane) for every lane of the queues served, whether this
+    worker serves that lane or not (an autoscaler wants them all)."""
+    return {f"rq:queue:{p.lane_queue(b, lane)}": (b, lane) for b in bases for lane in p.LANES}
 
 
 def _scrape_connection(worker: AnchorWorker) -> Redis:

@@ -326,18 +326,21 @@ class AnchorWorker(SimpleWorker):
             result_ttl = job.get_result_ttl(self.default_result_ttl)
             if result_ttl != 0:
                 job._handle_success(  # noqa: SLF001 - RQ's own result write
-                    result_ttl,
-                    pipeline=pipe,
-                    worker_name=self.name,
-                    execution_id=execution.id,
-                    execution_started_at=execution.created_at,
-                    execution_ended_at=job.ended_at,
+                    result_ttl, pipeline=pipe, **self._by(job, execution)
                 )
             job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
 
         self._store(job, execution, write)
         job._status = JobStatus.FINISHED  # noqa: SLF001
-        log.info("job done", extra={"job": job.id})
+
+    def _by(self, job, execution) -> dict:
+        """Who ran the job, and when: what RQ records beside a result or a failure."""
+        return {
+            "worker_name": self.name,
+            "execution_id": execution.id,
+            "execution_started_at": execution.created_at,
+            "execution_ended_at": job.ended_at,
+        }
 
     def handle_job_failure(
         self, job, queue, started_job_registry=None, exc_string="", execution=None
@@ -364,12 +367,7 @@ class AnchorWorker(SimpleWorker):
             if not retry:
                 job.set_status(JobStatus.FAILED, pipeline=pipe)
                 job._handle_failure(  # noqa: SLF001 - RQ's own failure record
-                    exc_string,
-                    pipeline=pipe,
-                    worker_name=self.name,
-                    execution_id=execution.id,
-                    execution_started_at=execution.created_at,
-                    execution_ended_at=job.ended_at,
+                    exc_string, pipeline=pipe, **self._by(job, execution)
                 )
             self.increment_failed_job_count(pipe)
             if job.started_at and job.ended_at:

@@ -111,11 +111,16 @@ def snapshot(path: str | os.PathLike, folder: Path | None = None) -> Path:
                 dst.write(block)
         digest = sha.hexdigest()
         final = folder / f"{digest}.kwg"
+        tmp.chmod(0o444)
         for _ in range(3):
             if final.exists() and _digest(final) == digest and _hold(final):
                 return final
-            tmp.chmod(0o444)
-            os.replace(tmp, final)
+            try:  # a link never replaces: workers starting together share one inode
+                os.link(tmp, final)
+            except FileExistsError:
+                if _digest(final) != digest:  # not what its name says: replace it
+                    os.replace(tmp, final)
+                continue
             if _hold(final):
                 return final
         raise LexiconError(f"cannot snapshot lexicon {os.fspath(path)}: it kept vanishing")
@@ -134,12 +139,21 @@ def release(final: Path) -> bool:
     if fd is None:
         return False
     try:
-        if _lock(fd, exclusive=True):
+        if _lock(fd, exclusive=True) and _same_file(fd, Path(final)):
             Path(final).unlink(missing_ok=True)
             return True
         return False
     finally:
         os.close(fd)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file open at `fd` (not one put in its place)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def release_all() -> None:
@@ -163,7 +177,7 @@ def prune(folder: Path | None = None) -> list[Path]:
         except OSError:
             continue
         try:
-            if _lock(fd, exclusive=True):
+            if _lock(fd, exclusive=True) and _same_file(fd, entry):
                 entry.unlink(missing_ok=True)
                 removed.append(entry)
         finally:

@@ -25,14 +25,16 @@ import sys
 import threading
 import time
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
     ExecAbortError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
     WatchError,
 )
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker, worker_registration
 from rq.executions import Execution
@@ -65,6 +67,8 @@ RedisRefusedWrite = (OutOfMemoryError, ReadOnlyError, ExecAbortError)
 def redis_trouble(exc: BaseException) -> bool:
     """Redis unreachable, restarting, or refusing writes (maxmemory, loading, read-only):
     conditions that pass, so the worker waits them out instead of exiting."""
+    if isinstance(exc, (AuthenticationError, AuthorizationError)):
+        return False  # a ConnectionError to redis-py, but waiting will not fix a password
     if isinstance(exc, (RedisConnectionError, RedisTimeoutError, *RedisRefusedWrite)):
         return True
     return isinstance(exc, ResponseError) and "maxmemory" in str(exc)

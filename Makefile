@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) bench/scoring.py
 	$(PY) bench/movegen.py
 	$(PY) bench/service.py
+	$(PY) bench/lanes.py
 	$(PY) bench/selfplay.py
 	$(PY) bench/annotate.py
 	$(PY) bench/simulate.py
@@ -72,7 +73,8 @@ instructions: $(STAMP)
 fuzz: $(STAMP) redis-server
 	ANCHOR_FUZZ_JOBS=$${ANCHOR_FUZZ_JOBS:-30000} $(PY) -m pytest -q tests/test_hardening.py -k fuzz
 
-# 20,000 jobs with a worker SIGKILLed every 3 s and Redis restarted twice (BENCHMARKS.md).
+# 20,000 jobs with a worker SIGKILLed every 3 s, Redis restarted twice and filled to its
+# maxmemory, a stray undecodable id, a worker paused past its heartbeat (BENCHMARKS.md).
 soak: $(STAMP) redis-server
 	$(PY) bench/soak.py
 

@@ -257,6 +257,10 @@ def test_the_image_keeps_gcc_out_and_pins_its_bases():
     # Redis through the official entrypoint, which drops root for the redis user
     assert "exec docker-entrypoint.sh redis-server" in compose
     assert "name: anchor-backend" in compose and "external: true" in compose  # documented
+    # metrics on 0.0.0.0 only where probes come from outside the container (k8s)
+    for where, argv in anchor_commands():
+        if "--metrics-host" in argv:
+            assert where.startswith("worker") and where.endswith(".yaml"), where
 
 
 def test_keda_scales_on_both_lanes():

@@ -25,10 +25,10 @@ from common import DATA, header
 from service import BENCH, ENGLISH, TWL06, fleet, start_worker, stop
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.client.client import AnalysisClient
 from anchor.engine import parse_cgp
 from anchor.engine.legality import random_rack
+from anchor.worker.runner import LexiconRegistry, run_request
 
 BACKLOG = 60  # annotation jobs kept waiting in the batch lane
 

@@ -43,7 +43,7 @@ import sys
 from redis import Redis
 from rq import Queue, Worker
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry
+from anchor.worker.runner import LexiconRegistry
 from anchor.client.serializer import MsgpackSerializer
 from anchor.worker.guard import AnchorJob
 from anchor.worker.jobs import JobContext

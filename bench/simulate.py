@@ -22,12 +22,12 @@ from pathlib import Path
 from common import DATA, header
 from service import fleet
 
-from anchor.client.analysis import LexiconRegistry
 from anchor.client.client import AnalysisClient
 from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
 from anchor.engine.simulate import Simulation
+from anchor.worker.runner import LexiconRegistry
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 KLV2 = DATA / "kwg" / "TWL06.klv2"

@@ -26,10 +26,10 @@ import redis
 from common import DATA, ROOT, header
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.client.client import AnalysisClient
 from anchor.engine import Ruleset, parse_cgp
 from anchor.engine.legality import random_rack
+from anchor.worker.runner import LexiconRegistry, run_request
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 BENCH = [

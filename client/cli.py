@@ -12,15 +12,16 @@ from pathlib import Path
 
 from redis.exceptions import RedisError
 
+from anchor.dictionaries import lexica
+from anchor.dictionaries.lexica import open_lexicon
+from anchor.dictionaries.recipes import RECIPES
 from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.simulate import RANKS
 
-from . import lexica, protocol
+from . import protocol
 from .arguments import Parser, lane_option, non_negative, positive, threads_for, threads_option
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
-from .lexica import open_lexicon
-from .recipes import RECIPES
 
 # Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
 DEMO_CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
@@ -271,7 +272,7 @@ def cmd_build_lexicon(args) -> int:
 
 
 def cmd_lexicon(args) -> int:
-    """Install, list, verify or locate lexica (client/lexica.py, client/recipes.py)."""
+    """Install, list, verify or locate lexica (anchor.dictionaries)."""
     if args.action == "install":
         folder = Path(args.dir) if args.dir else None
         lexica.install(args.names, folder, force=args.force, say=_say)

@@ -9,13 +9,13 @@ import os
 import time
 from pathlib import Path
 
+from anchor.dictionaries.lexica import lexicon_ruleset
 from anchor.engine import AnchorError, Ruleset
 from anchor.engine.match import win_rate
 
 from . import protocol
 from .arguments import threads_for
 from .client import AnalysisClient, Progress, ServiceError
-from .lexica import lexicon_ruleset
 
 
 def cmd_selfplay(args) -> int:

@@ -14,8 +14,6 @@ from typing import Any
 
 import msgpack
 
-from anchor.engine import simulate
-
 VERSION = 1
 MAX_PAYLOAD = 1 << 20  # 1 MiB: a batch of MAX_BATCH CGP positions is ~200 KB
 MAX_BATCH = 1000  # the protocol's ceiling; a server may set a lower one (Limits.batch)
@@ -37,6 +35,7 @@ def lane_queue(base: str, lane: str) -> str:
     if lane not in LANES:
         raise ValueError(f"unknown lane {lane!r}: expected one of {', '.join(LANES)}")
     return base if lane == INTERACTIVE else f"{base}:{lane}"
+
 
 # Error codes: stable strings a client can switch on (PROTOCOL.md explains each).
 PAYLOAD_TOO_LARGE = "payload_too_large"
@@ -234,9 +233,11 @@ class SimulateRequest:
 
 
 MAX_SIM_ITERATIONS = 10_000  # per job; a simulation is split into many jobs
-MAX_SIM_CANDIDATES = simulate.MAX_CANDIDATES
-MAX_SIM_PLIES = simulate.MAX_PLIES
-SIM_RANKS = simulate.RANKS  # mean spread, or the win model's chance given the lead
+# The engine's own bounds (engine/simulate.py), restated so that a game server importing
+# the protocol loads no engine; tests/test_protocol.py holds the two equal.
+MAX_SIM_CANDIDATES = 50
+MAX_SIM_PLIES = 6
+SIM_RANKS = ("spread", "win")  # mean spread, or the win model's chance given the lead
 
 
 # ------------------------------------------------------------------- requests

@@ -280,8 +280,8 @@ def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):
     threads take turns at) returns what one thread returns, in request order; a bad record
     among them is still its own error result."""
     from anchor.client import protocol as p
-    from anchor.client.analysis import LexiconRegistry
     from anchor.client.client import AnalysisClient
+    from anchor.worker.runner import LexiconRegistry
 
     from .service import TWL06
 
@@ -309,8 +309,8 @@ def test_a_forked_process_that_dies_is_a_clear_error(monkeypatch):
     import os
 
     from anchor.client import protocol as p
-    from anchor.client.analysis import LexiconRegistry
     from anchor.client.client import AnalysisClient, ServiceError
+    from anchor.worker.runner import LexiconRegistry
 
     from .service import TWL06
 

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.engine import InputError, LexiconError, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
 from anchor.engine.notation import format_rack, parse_rack
 from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
+from anchor.worker.runner import LexiconRegistry, run_request
 
 from .conftest import data_path
 

@@ -77,7 +77,8 @@ def test_the_wheel_installs_under_one_namespace(wheel):
     assert tops == {"anchor"}, tops  # no generic engine/, client/, worker/ in site-packages
     assert any(re.match(r"anchor/engine/_movegen\..*\.so$", n) for n in names)
     assert "anchor/engine/rulesets/english.toml" in names
-    assert "anchor/client/recipes.py" in names
+    assert "anchor/dictionaries/recipes.py" in names
+    assert not any("dictionaries/build" in n for n in names)  # built lexica are not packaged
     assert "anchor/client/templates/game.html" in names  # the report works from a wheel
 
 
@@ -178,9 +179,8 @@ def test_the_docker_image_steps_build_a_worker_that_answers(tmp_path):
                     src = ROOT / source
                     target = here / dest if dest not in ("./", ".") else here / source
                 if src.is_dir():
-                    shutil.copytree(
-                        src, target, ignore=shutil.ignore_patterns("*.so", "__pycache__")
-                    )
+                    skip = shutil.ignore_patterns("*.so", "__pycache__", "build")  # .dockerignore
+                    shutil.copytree(src, target, ignore=skip)
                 else:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy(src, target)

@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 
-from anchor.client import lexica
-from anchor.client.analysis import LexiconRegistry
 from anchor.client.cli import main
 from anchor.client.protocol import ProtocolError
-from anchor.client.recipes import RECIPES
+from anchor.dictionaries import lexica
+from anchor.dictionaries.recipes import RECIPES
 from anchor.engine import Lexicon, LexiconError, LexiconInfo, Ruleset
 from anchor.engine.lexicon_info import sha256_file, sidecar_path
 from anchor.worker.main import parse_lexicon_spec
+from anchor.worker.runner import LexiconRegistry
 
 from .conftest import ROOT
 

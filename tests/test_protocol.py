@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.client.client import AnalysisClient
 from anchor.client.serializer import MsgpackSerializer, Packed
+from anchor.worker.runner import LexiconRegistry, run_request
 
 from .conftest import DEFAULT_KWG, data_path
 
@@ -282,7 +282,7 @@ def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
 def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
     """The result-size cap is checked with a bound instead of packing every position
     twice: the bound must never undercount, whatever the options."""
-    from anchor.client.analysis import _packed_bound
+    from anchor.worker.runner import _packed_bound
 
     if rank == "equity":
         registry.leave_paths["twl06"] = str(data_path("kwg", "TWL06.klv2"))
@@ -318,3 +318,26 @@ def test_heartbeats_between_short_jobs_are_spaced(registry, monkeypatch):
     clock[0] += worker_main.HEARTBEAT_EVERY
     worker.heartbeat()
     assert len(sent) == 3  # a second later: sent again
+
+
+def test_a_game_server_imports_the_client_without_the_engine():
+    """`anchor.client.protocol` and `anchor.client.client` load neither the engine nor its
+    C extension: a game server that only sends requests carries none of it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, anchor.client.protocol, anchor.client.client; "
+        "print(sorted(m for m in sys.modules if m.startswith(('anchor.engine', 'anchor.worker'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_protocols_simulation_bounds_are_the_engines():
+    from anchor.engine import simulate
+
+    assert p.MAX_SIM_CANDIDATES == simulate.MAX_CANDIDATES
+    assert p.MAX_SIM_PLIES == simulate.MAX_PLIES
+    assert p.SIM_RANKS == simulate.RANKS

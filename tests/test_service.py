@@ -16,10 +16,10 @@ from random import Random
 import pytest
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry, run_request
 from anchor.client.client import AnalysisClient
 from anchor.engine import Ruleset, parse_cgp
 from anchor.engine.legality import random_rack
+from anchor.worker.runner import LexiconRegistry, run_request
 
 from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, run_worker, wait_until

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry
 from anchor.client.client import AnalysisClient
 from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Board, Ruleset, Solver, parse_cgp
@@ -32,6 +31,7 @@ from anchor.engine.simulate import (
     unseen_tiles,
     win_chances,
 )
+from anchor.worker.runner import LexiconRegistry
 
 from .conftest import data_path
 from .service import TWL06
@@ -395,7 +395,7 @@ def test_simulation_work_stops_at_the_servers_time_cap(kind):
     registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
     started = time.monotonic()
     with pytest.raises(p.ProtocolError) as caught:
-        from anchor.client.analysis import run_request
+        from anchor.worker.runner import run_request
 
         run_request(p.decode_request(p.encode_request(heavy)), registry, p.Limits(job_seconds=1))
     assert caught.value.code == p.TIMEOUT
@@ -426,7 +426,7 @@ def test_fuzz_simulation_requests(kind, fields):
     answered or refused with a protocol error; never an exception, never past the cap."""
     import time
 
-    from anchor.client.analysis import run_request
+    from anchor.worker.runner import run_request
 
     base = {"simulate": {"cgp": CGP}, "annotate": {}, "selfplay": {"games": 1}}[kind]
     payload = p.pack({"v": 1, "kind": kind, "lexicon": "twl06", "leaves": "twl06",

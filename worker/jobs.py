@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from rq.timeouts import JobTimeoutException
 
 from anchor.client import protocol as p
-from anchor.client.analysis import Deadline, LexiconRegistry, run_request
 from anchor.client.serializer import Packed
 
 from .metrics import Metrics
+from .runner import Deadline, LexiconRegistry, run_request
 
 log = logging.getLogger("anchor.jobs")
 

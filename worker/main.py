@@ -20,10 +20,9 @@ from pathlib import Path
 from redis import Redis
 
 from anchor.client import protocol as p
-from anchor.client.analysis import LexiconRegistry
-from anchor.client.client import ServiceError, connect, redacted
-from anchor.client.lexica import lexicon_path, search_dirs
+from anchor.client.connection import ServiceError, connect, redacted
 from anchor.client.serializer import MsgpackSerializer
+from anchor.dictionaries.lexica import lexicon_path, search_dirs
 from anchor.engine import LexiconInfo, Ruleset
 from anchor.engine.rules import builtin_names
 
@@ -31,6 +30,7 @@ from . import logs
 from .guard import AnchorJob
 from .metrics import HEALTH, METRICS, QueueDepths, serve
 from .queues import AnchorQueue, lane_queues
+from .runner import LexiconRegistry
 from .snapshot import prune, release_all, snapshot
 from .worker import HEARTBEAT_INTERVAL, AnchorWorker, redis_trouble
 
@@ -163,7 +163,7 @@ def limits_from(args, environ=os.environ) -> p.Limits:
 
 def redis_connection(url: str, password_file: str | None, environ=os.environ) -> Redis:
     """A connection to `url`; the password from a file or the environment when the URL
-    carries none (client.redis_password), never from a command line."""
+    carries none (client.connection.redis_password), never from a command line."""
     try:
         return connect(
             url,

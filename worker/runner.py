@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from anchor.client import protocol as p
+from anchor.dictionaries.lexica import DEFAULT_LEXICON, lexicon_path, search_dirs
 from anchor.engine import (
     AnchorError,
     Board,
@@ -26,9 +28,6 @@ from anchor.engine.rules import builtin_names
 from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
 from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
-
-from . import protocol as p
-from .lexica import DEFAULT_LEXICON, lexicon_path, search_dirs
 
 
 class LexiconRegistry:

@@ -9,7 +9,7 @@ LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudi
 .PHONY: demo test bench instructions fuzz soak dictionaries lint clean redis-server chromium \
 	install-redis-server install-chromium
 
-$(STAMP): pyproject.toml setup.py engine/_movegen.c $(wildcard engine/*.h)
+$(STAMP): pyproject.toml setup.py $(wildcard engine/*.c) $(wildcard engine/*.h)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	@touch $(STAMP)

@@ -1,9 +1,13 @@
-"""Builds the C extension anchor.engine._movegen from engine/_movegen.c; metadata is in pyproject.toml."""
+"""Builds the C extension anchor.engine._movegen from its units in engine/ (core.h lists
+them); metadata is in pyproject.toml."""
 
 import platform
 from pathlib import Path
 
 from setuptools import Extension, setup
+
+SOURCES = sorted(str(p) for p in Path("engine").glob("*.c"))  # the units core.h lists
+HEADERS = sorted(str(p) for p in Path("engine").glob("*.h"))
 
 
 def cpu_flags() -> set[str]:
@@ -17,6 +21,7 @@ def cpu_flags() -> set[str]:
 
 
 args = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
+args.append("-fvisibility=hidden")  # the units' shared functions stay inside the module
 # The generator's list lookups are popcounts; without -mpopcnt x86-64 gcc calls a slow
 # libgcc routine. Every x86-64 CPU of the last fifteen years has the instruction; enable
 # it when the building machine has it (the extension is built where it runs).
@@ -27,8 +32,8 @@ setup(
     ext_modules=[
         Extension(
             "anchor.engine._movegen",
-            sources=["engine/_movegen.c"],
-            depends=["engine/movegen_limits.h", "engine/kwg_check.h", "engine/leave_table.h"],
+            sources=SOURCES,
+            depends=HEADERS,
             extra_compile_args=args,
         )
     ]

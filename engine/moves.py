@@ -1,6 +1,6 @@
 """Move values and the lazy ranked list the generator returns.
 
-The C generator hands back packed 32-byte records (layout in _movegen.c); a Move object
+The C generator hands back packed 32-byte records (layout in core.h); a Move object
 is made only when a caller reads that entry, so `len()` and `moves[:10]` stay cheap even
 for positions with a hundred thousand plays.
 """

@@ -1,0 +1,385 @@
+/*
+ * anchor.engine._movegen: what every compilation unit shares. The move record and the
+ * search's state, the lexicon's node accessors (movegen_limits.h) and the one child
+ * lookup, the ruleset, the Generator object, and the functions one unit calls in another.
+ *
+ * The units: search.c (LeftPart/ExtendRight and the bounds), board.c (board
+ * preparation), tables.c (the lexicon's tables), rank.c (the move buffer and ranking),
+ * playout.c (Monte Carlo playouts), leave_table.c (leave values), kwg_check.c (the KWG
+ * checker), and _movegen.c (the Python glue).
+ *
+ * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
+ *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
+ *   bit   22     last sibling of its list
+ *   bit   23     accepts: a word ends with this node's tile
+ *   bits 24..31  tile (1..N letters; 0 is the GADDAG separator)
+ * Node 0's arc is the DAWG root list, node 1's the GADDAG root list (0 if absent).
+ */
+#ifndef ANCHOR_CORE_H
+#define ANCHOR_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "movegen_limits.h"
+
+/* --------------------------------------------------------- move generator */
+/* Move record, 32 bytes in native byte order (engine/moves.py unpacks it):
+ *   0..3   int32  score (main word, cross-words, bingo)
+ *   4      uint8  row of the main word's first square (original board, 0-based)
+ *   5      uint8  column of that square
+ *   6      uint8  direction: 0 across, 1 down
+ *   7      uint8  length of the main word (2..MAX_SIDE)
+ *   8..31  uint8  one byte per main-word square: the tile placed there (1..N, with
+ *                 BLANK_FLAG for a blank standing for it), 0 if it was already on the board
+ */
+typedef struct {
+    int32_t score;
+    uint8_t row, col, dir, len;
+    uint8_t tiles[RECORD_TILES];
+} MoveRecord;
+_Static_assert(sizeof(MoveRecord) == 32, "MoveRecord is 32 bytes");
+
+/* Plays found so far.
+ *
+ * Without a limit (keep = -1) plays are found in generation order (pass, row, anchor,
+ * then the recursion's order) and ranked once at the end; ties keep that order.
+ *
+ * With a limit (keep >= 0) anchors are searched best bound first, so each play carries
+ * its generation-order key in `order` (anchor ordinal << ORDER_ANCHOR_SHIFT | sequence)
+ * and ranking breaks ties by it: the top `keep` are the first `keep` of the full ranking.
+ * At most `keep` plays are kept: once there are that many they form a binary heap with
+ * the one ranking lowest at the root, the floor. A play that does not beat the floor
+ * (score, then key) could never rank, so it is counted in `total` and dropped; one that
+ * does takes the root's place. The floor rises with every such play, and a left part or
+ * an anchor whose bound cannot beat it is never searched. */
+typedef struct {
+    MoveRecord *items;
+    float *equity;   /* beside items when ranking by equity, else NULL */
+    uint64_t *order; /* beside items when searching best-first (keep >= 0), else NULL */
+    size_t count, capacity;
+    size_t total;      /* plays found, kept or not: every play unless `pruned` */
+    int pruned;        /* some anchor or left part was skipped as unable to rank */
+    long keep;         /* -1: keep all */
+    uint64_t seq;      /* plays emitted so far: the low part of the order key */
+    int has_floor;
+    int32_t floor_score;
+    float floor_equity;
+    uint64_t floor_order;
+    uint32_t floor_rises; /* how often the floor was set: cached answers of could_rank go
+                           * stale when it changes */
+} MoveBuf;
+
+#define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
+
+/* Leave values for equity ranking, for one rack: the leave kept after a play is found
+ * by its "used" key, the sum of key_step[tile] over the tiles placed (tile 0 = blank),
+ * a mixed-radix number over the rack's distinct tiles; value[key] is the leave value of
+ * the rack minus those tiles (worked out in Python from the KLV2 file). */
+typedef struct {
+    const uint16_t *key_step; /* MAX_LETTERS + 1 entries */
+    const float *value;       /* keys entries */
+    size_t keys;
+    /* when not NULL (MAX_RACK + 1 entries each): the best value after playing k tiles, and
+     * after playing k tiles a blank among them (-inf where there is none), as rack_bounds
+     * would find them */
+    const float *best, *best_blank;
+} LeaveTable;
+
+/* Per sibling-list start: which tiles the list holds and which of them end a word.
+ * Lists are sorted by tile, so the node for tile t is at start + popcount(children
+ * below t): O(1) lookups and loops over only the letters that can go on a square. */
+typedef struct {
+    uint64_t children;
+    uint64_t accepts;
+} ListMasks;
+
+/* An anchor's shadow bounds by the length l of the left part from the rack (l = 0 also
+ * for a left part on the board): of every play, and of the plays putting down a blank
+ * (a blank scores nothing, and by equity the leave it would have been part of is gone). */
+typedef struct {
+    float any[MAX_RACK + 1];
+    float blank[MAX_RACK + 1];
+} AnchorBounds;
+
+/* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
+ * it in the lexicon, its length and last tile, its place in the tree of prefixes, and what
+ * the rack holds after it, so that walking the tree at an anchor needs no rack bookkeeping
+ * (32 bytes). Index 0 is the empty prefix, so 0 also means "none" below. */
+typedef struct {
+    uint64_t have;    /* the letters left on the rack after it (blanks aside) */
+    uint64_t follow;  /* the letters the rack can put down right after it that the lexicon allows */
+    uint32_t list;
+    uint32_t child;   /* the first prefix extending it by one tile */
+    uint32_t next;    /* the next prefix extending its parent */
+    uint8_t tile;     /* BLANK_FLAG set for a blank; 0 for the empty prefix */
+    uint8_t len;
+    uint8_t expanded; /* children added (grown when an anchor first needs them) */
+    uint8_t blanks;   /* blanks left on the rack after it */
+} LeftPart;
+_Static_assert(sizeof(LeftPart) == 32, "LeftPart is 32 bytes");
+
+/* The rack's prefixes, shared by both passes of one search. */
+typedef struct {
+    LeftPart *items;
+    size_t count, capacity;
+    int on_heap; /* items was malloc'd (it starts on the caller's stack) */
+} LeftParts;
+
+/* Running score of the play being built: passed by value down the recursion. */
+typedef struct {
+    int32_t main;  /* letter sum of the main word, letter premiums applied */
+    int32_t mult;  /* product of word premiums under placed tiles */
+    int32_t cross; /* finished scores of the cross-words formed so far */
+    int32_t placed;
+} Tally;
+
+/* Ruleset constants, fixed for the life of a Generator. */
+typedef struct {
+    int rows, cols, alphabet, rack_size, bingo, centre_row, centre_col;
+    int32_t values[MAX_LETTERS + 1]; /* by tile; [0] = 0 for blanks */
+    uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
+} Rules;
+
+/* Bits 1..alphabet: every letter of the ruleset (bit 0, the blank, is never a letter). */
+static inline uint64_t every_letter(const Rules *r) { return (((uint64_t)1 << r->alphabet) - 1) << 1; }
+
+/* Bingo words by their letters: every word of rack_size to MAX_SIDE letters (the whole
+ * rack, alone or with board tiles), keyed by the sum of its letters' random codes (so a key
+ * needs no sorting and grows a letter at a time), in an open addressing set (0: empty).
+ * Two multisets may share a key; then a rack is taken to spell a word it does not, which
+ * keeps a bingo in a bound and never drops a play. Built once per Generator
+ * (build_anagrams). */
+typedef struct {
+    uint64_t *slots;
+    size_t mask; /* slots - 1, a power of two less one */
+    size_t count;
+    uint64_t code[MAX_LETTERS + 1]; /* by letter */
+} Anagrams;
+
+/* What the search knows of the rack's bingos, shared by both passes (the rack is whole
+ * whenever bounds are taken, so one answer per set of board letters serves the whole
+ * search): the answers last asked, by the board letters' codes, direct-mapped. */
+typedef struct {
+    int checked;  /* the rack has rack_size tiles, at most two blanks and a set to ask */
+    uint64_t key; /* its letters' codes, blanks left out */
+    int alone;    /* it spells a word by itself */
+    struct {
+        uint64_t with; /* the board letters' codes */
+        int8_t known, spells;
+    } asked[BINGO_ANSWERS];
+} Bingos;
+
+/* Everything LeftPart/ExtendRight read and write, for one pass over one orientation.
+ * The down pass runs on the transposed board, so the search only knows "across". */
+typedef struct {
+    const uint32_t *nodes;
+    const ListMasks *masks;             /* indexed by list start (every one below the extent) */
+    const uint8_t *runs;                /* Runs: the letter runs words hold */
+    const uint8_t *before;              /* Reach: letters a word has before a run, at most */
+    const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
+    Bingos *bingos;                     /* shared by the two passes */
+    uint32_t root;
+    uint32_t gaddag;                    /* GADDAG root list, when the file has one that covers the DAWG; else 0 */
+    const Rules *rules;
+    int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
+    uint8_t cells[MAX_CELLS];
+    const uint8_t *lm, *wm;             /* the rules' premiums for this orientation */
+    uint64_t cross[MAX_CELLS];          /* rack letters the perpendicular word allows */
+    int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
+    uint8_t anchor[MAX_CELLS];
+    uint32_t anchors[MAX_SIDE];         /* the same, a bit per column of each row */
+    int empty_board;                    /* no tile yet: the centre is the one anchor */
+    uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
+    uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
+    uint64_t all_letters;               /* bits 1..N */
+    int rack_left;
+    int row, anchor_col, start_col;
+    LeftParts *lefts;                   /* the rack's left parts, shared by both passes */
+    uint8_t left[MAX_SIDE];             /* left part placed from the rack */
+    int left_len;
+    uint8_t placed[MAX_SIDE];           /* tile placed in each column of the row, 0 = none */
+    int skip_lone_cross;                /* "both" mode's down pass: drop duplicates */
+    const LeaveTable *leaves;           /* NULL: rank by score */
+    int32_t tile_desc[MAX_RACK];        /* values of the rack's tiles, highest first (blank 0) */
+    float best_leave[MAX_RACK + 1];     /* best leave value playing k tiles (0 by score) */
+    int prune;                          /* best-first search: skip what cannot rank */
+    float left_bound[MAX_RACK + 1];     /* this anchor: bound of plays with l left tiles */
+    float deeper_bound[MAX_RACK + 2];   /* ... and with l or more (suffix maxima) */
+    uint64_t order_base;                /* this anchor's ordinal << ORDER_ANCHOR_SHIFT */
+    MoveBuf *out;
+    int failed;                         /* FAIL_MEMORY or FAIL_TIME: unwind */
+    uint64_t steps;                     /* extend_right calls, for the clock */
+    int has_deadline;
+    struct timespec deadline;           /* CLOCK_MONOTONIC */
+    float blank_leave[MAX_RACK + 1];    /* best_leave when a blank is among the tiles (-inf: no blank) */
+    float blank_bound[MAX_RACK + 1];    /* left_bound and deeper_bound of plays putting down a blank */
+    float deeper_blank[MAX_RACK + 2];
+} Search;
+
+/* Letters the rack can put down: any letter while a blank remains. */
+static inline uint64_t playable(const Search *s) {
+    return s->rack[0] ? s->all_letters : s->rack_mask;
+}
+
+/* The rack tile a placed tile came from: 0 for a blank. */
+static inline unsigned untile(uint8_t tile) { return (tile & BLANK_FLAG) ? 0 : tile; }
+
+/* Branch-free: bit t of rack_mask is set exactly while rack[t] > 0, the blank's bit 0
+ * included (no letter mask has bit 0, so nothing reads it). */
+static inline void take_tile(Search *s, unsigned from) {
+    s->rack_mask &= ~((uint64_t)(--s->rack[from] == 0) << from);
+    s->rack_left--;
+}
+
+static inline void return_tile(Search *s, unsigned from) {
+    s->rack[from]++;
+    s->rack_mask |= (uint64_t)1 << from;
+    s->rack_left++;
+}
+
+static inline int32_t tile_points(const Rules *r, uint8_t cell) {
+    return (cell & BLANK_FLAG) ? 0 : r->values[cell & TILE_MASK];
+}
+
+/* Every list the search reaches is the root, 0 (no list: masks[0] is empty) or the arc of
+ * a node in a list reached before, so the KWG check's walk visited it: it lies below the
+ * Generator's `extent` and needs no test here. */
+static inline uint64_t list_children(const Search *s, uint32_t list) {
+    return s->masks[list].children;
+}
+
+/* Index of the node for `tile` in the sibling list starting at `list`, or 0. */
+static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile) {
+    uint64_t children = list_children(s, list);
+    if (tile > MAX_LETTERS || !(children >> tile & 1u)) return 0;
+    return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
+}
+
+/* The node for `tile` in the sibling list at `list`, or 0. */
+static inline uint32_t gaddag_child(const uint32_t *nodes, uint32_t list, unsigned tile) {
+    if (!list) return 0;
+    for (uint32_t i = list, n = 0; n <= MAX_LETTERS; i++, n++) {
+        uint32_t node = nodes[i];
+        if (kwg_tile(node) == tile) return i;
+        if (kwg_is_end(node)) return 0;
+    }
+    return 0;
+}
+
+static inline size_t anagram_slot(const Anagrams *a, uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & a->mask;
+}
+
+static inline int anagram_has(const Anagrams *a, uint64_t key) {
+    if (!key) key = 1; /* 0 marks an empty slot */
+    for (size_t i = anagram_slot(a, key);; i = (i + 1) & a->mask) {
+        if (a->slots[i] == key) return 1;
+        if (!a->slots[i]) return 0;
+    }
+}
+
+/* Which runs of 2, 3 and 4 letters occur in some word of the lexicon, as bits: a run of n
+ * letters (1..A) is the base-A number of its letters minus one, at bit RUN_AT(A, n) + that
+ * number. Built once per Generator, (A^2 + A^3 + A^4) bits: 57 KiB for 26 letters, 2 MiB at
+ * most (63). A tile put beside tiles of the row makes runs with them that its word holds:
+ * a letter whose runs occur in no word cannot go there. */
+#define RUN_AT(a, n) ((n) == 2 ? 0 : (n) == 3 ? (size_t)(a) * (a) : (size_t)(a) * (a) * ((a) + 1))
+
+static inline size_t run_index(int a, const unsigned *tile, int n) {
+    size_t at = 0;
+    for (int i = 0; i < n; i++) at = at * (size_t)a + tile[i] - 1;
+    return at + RUN_AT(a, n);
+}
+
+/* ------------------------------------------------------- Generator object */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer kwg; /* held while the object lives: the lexicon's mmap cannot close */
+    int has_kwg;
+    const uint32_t *nodes;
+    uint32_t *owned_nodes;
+    uint32_t n_nodes, extent;
+    ListMasks *masks; /* extent entries; built once per Generator */
+    uint8_t *runs;    /* the letter runs words hold (build_runs) */
+    uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
+    Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
+    uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
+    Rules rules;
+} Generator;
+
+/* What one search is asked for: Generator.generate's arguments, and the playouts'. */
+typedef struct {
+    int mode;       /* MODE_ACROSS | MODE_DOWN */
+    long limit;     /* -1: every play; else the top N, best-first */
+    int count_all;  /* with a limit, still search (and count) every play */
+    const LeaveTable *leaves; /* NULL: rank by score */
+    int has_deadline;
+    struct timespec deadline; /* CLOCK_MONOTONIC */
+    int prepared;   /* the passes already hold the board (prepare_pass for every letter) */
+} SearchArgs;
+
+
+/* The larger of two bounds: never NaN (leave tables with one are refused), so a plain
+ * comparison, which the compiler inlines where fmaxf would be a libm call. */
+static inline float max_bound(float a, float b) { return a > b ? a : b; }
+
+/* The rack's distinct tiles (blank 0 first): the digits of its sub-multisets. */
+static __attribute__((unused)) int rack_distinct(const Rules *r, const uint8_t *rack, uint8_t tile[MAX_RACK]) {
+    int distinct = 0;
+    for (int t = 0; t <= r->alphabet && distinct < MAX_RACK; t++)
+        if (rack[t]) tile[distinct++] = (uint8_t)t;
+    return distinct;
+}
+
+/* The sub-multiset after `used` (how many of each tile[d]), counting like an odometer;
+ * 0 when it wraps back to the empty one: every sub-multiset has been seen. */
+static inline int next_subrack(uint8_t *used, const uint8_t *tile, int distinct, const uint8_t *rack) {
+    int d = 0;
+    while (d < distinct && used[d] == rack[tile[d]]) used[d++] = 0;
+    if (d == distinct) return 0;
+    used[d]++;
+    return 1;
+}
+
+/* A sub-multiset's leave-table key (LeaveTable: the sum of key steps of the tiles used)
+ * and its size. */
+static inline size_t subrack_key(const uint8_t *used, const uint8_t *tile, int distinct,
+                                 const uint16_t *steps, int *size) {
+    size_t key = 0;
+    int k = 0;
+    for (int d = 0; d < distinct; d++) {
+        key += (size_t)used[d] * steps[tile[d]];
+        k += used[d];
+    }
+    *size = k;
+    return key;
+}
+
+/* ------------------------------------------------ what one unit calls in another */
+/* tables.c: the lexicon's tables, built once per Generator */
+int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);
+int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
+int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
+int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_t budget);
+
+/* board.c: a pass's board, prepared whole or a move at a time */
+void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir, uint64_t letters);
+void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_t *cell, int count);
+
+/* search.c: every play of a position, unranked */
+int time_is_up(const struct timespec *deadline);
+void attach(Search *p, const Generator *g);
+int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
+
+/* rank.c: the move buffer, and the plays ranked */
+int movebuf_init(MoveBuf *buf, long limit, int by_equity);
+void movebuf_free(MoveBuf *buf);
+MoveRecord *rank_moves(const MoveBuf *buf, long limit, size_t *out_count);
+MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count, float **equities, uint64_t **orders);
+
+#endif

@@ -1,0 +1,245 @@
+/*
+ * anchor.engine._movegen: Monte Carlo playouts (playout.h).
+ */
+#include "core.h"
+#include "playout.h"
+
+static int rack_points(const Rules *r, const uint8_t *rack) {
+    int sum = 0;
+    for (int t = 1; t <= r->alphabet; t++) sum += rack[t] * r->values[t];
+    return sum;
+}
+
+/* The value of keeping these tiles (0 for none, or for a full rack: KLV2 lists leaves of
+ * fewer tiles than a rack holds). */
+static double kept_value(const Playout *p, const uint8_t *rack) {
+    uint8_t leave[MAX_RACK];
+    int len = 0;
+    for (int t = 0; t <= p->g->rules.alphabet; t++)
+        for (int c = 0; c < rack[t] && len < MAX_RACK; c++) leave[len++] = (uint8_t)t;
+    if (len == 0 || len >= p->g->rules.rack_size) return 0.0;
+    return (double)klv_value(p->klv, leave, len);
+}
+
+/* A sub-rack's tiles in the order Python's exchange list sorts them: letters ascending,
+ * blanks (numbered past the letters here) last. Returns how many. */
+static int exchange_tiles(const Rules *r, const uint8_t *counts, uint8_t out[MAX_RACK]) {
+    int n = 0;
+    for (int t = 1; t <= r->alphabet; t++)
+        for (int c = 0; c < counts[t] && n < MAX_RACK; c++) out[n++] = (uint8_t)t;
+    for (int c = 0; c < counts[0] && n < MAX_RACK; c++) out[n++] = (uint8_t)(r->alphabet + 1);
+    return n;
+}
+
+/* Whether sub-rack a comes before sub-rack b (the same size) in that enumeration. */
+static int exchange_before(const Rules *r, const uint8_t *a, const uint8_t *b) {
+    uint8_t x[MAX_RACK], y[MAX_RACK];
+    int n = exchange_tiles(r, a, x);
+    exchange_tiles(r, b, y);
+    for (int i = 0; i < n; i++)
+        if (x[i] != y[i]) return x[i] < y[i];
+    return 0;
+}
+
+/* The best exchange or the pass for `rack`, by leave value (engine/moves.py's
+ * _best_exchange): the pass only when keeping everything is worth strictly more; among
+ * equal exchanges the fewest tiles, then the first in enumeration order. */
+static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t *steps, size_t keys,
+                          Turn *out, float *value) {
+    const Rules *r = &p->g->rules;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    int distinct = rack_distinct(r, rack, tile);
+    float best = -INFINITY;
+    int best_size = 0;
+    uint8_t best_back[MAX_LETTERS + 1] = {0};
+    while (next_subrack(used, tile, distinct, rack)) { /* every non-empty sub-multiset */
+        int size;
+        size_t key = subrack_key(used, tile, distinct, steps, &size);
+        float v = key < keys ? p->table[key] : 0.0f;
+        uint8_t back[MAX_LETTERS + 1] = {0};
+        for (int e = 0; e < distinct; e++) back[tile[e]] = used[e];
+        if (v > best || (v == best && (size < best_size ||
+                                       (size == best_size && exchange_before(r, back, best_back))))) {
+            best = v;
+            best_size = size;
+            memcpy(best_back, back, sizeof back);
+        }
+    }
+    float passed = keys ? p->table[0] : 0.0f;
+    memset(out, 0, sizeof *out);
+    if (passed > best) {
+        out->kind = TURN_PASS;
+        *value = passed;
+    } else {
+        out->kind = TURN_EXCHANGE;
+        memcpy(out->back, best_back, sizeof best_back);
+        *value = best;
+    }
+}
+
+/* The board part of a prepared pass (prepare_pass), its squares only: half of each array
+ * is past the last square of a 15 x 15 board. */
+static void copy_board(Search *to, const Search *from) {
+    const size_t cells = (size_t)(from->rows * from->cols);
+    to->dir = from->dir;
+    to->rows = from->rows;
+    to->cols = from->cols;
+    to->lm = from->lm;
+    to->wm = from->wm;
+    to->empty_board = from->empty_board;
+    memcpy(to->cells, from->cells, cells);
+    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
+    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
+    memcpy(to->anchor, from->anchor, cells);
+    memcpy(to->anchors, from->anchors, (size_t)from->rows * sizeof *to->anchors);
+}
+
+/* Whether the passes hold what preparing p->board whole gives (playouts(check=True)). */
+static int board_as_prepared(Playout *p) {
+    const Rules *r = &p->g->rules;
+    const uint64_t all = every_letter(r);
+    const int cells = r->rows * r->cols;
+    for (int dir = 0; dir < 2; dir++) {
+        const Search *a = &p->passes[dir];
+        Search *b = p->scratch;
+        attach(b, p->g);
+        prepare_pass(b, r, p->board, dir, all);
+        if (memcmp(a->cells, b->cells, (size_t)cells) || memcmp(a->cross, b->cross, cells * sizeof *a->cross) ||
+            memcmp(a->cross_score, b->cross_score, cells * sizeof *a->cross_score) ||
+            memcmp(a->anchor, b->anchor, (size_t)cells) || memcmp(a->anchors, b->anchors, (size_t)a->rows * sizeof *a->anchors) ||
+            a->empty_board != b->empty_board)
+            return 0;
+    }
+    return 1;
+}
+
+/* The side's best move by equity: the top play, or the best exchange (or pass) when it is
+ * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
+ * or FAIL_MEMORY / FAIL_TIME from the search. */
+static int best_turn(Playout *p, int side, Turn *turn) {
+    const Rules *r = &p->g->rules;
+    const uint8_t *rack = p->rack[side];
+    uint16_t steps[MAX_LETTERS + 1];
+    float kept[MAX_RACK + 1], kept_blank[MAX_RACK + 1]; /* best leave by tiles played */
+    size_t keys = leave_fill(p->klv, rack, steps, p->table, kept, kept_blank);
+    LeaveTable leaves = {steps, p->table, keys, kept, kept_blank};
+    MoveBuf *buf = &p->buf;
+    buf->count = buf->total = buf->seq = 0;
+    buf->pruned = buf->has_floor = 0;
+    p->args.leaves = &leaves;
+    int failed = search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
+    if (failed) return failed;
+    long best = -1;
+    for (size_t i = 0; i < buf->count; i++)
+        if (best < 0 || buf->equity[i] > buf->equity[best] ||
+            (buf->equity[i] == buf->equity[best] && buf->order[i] < buf->order[best]))
+            best = (long)i;
+    memset(turn, 0, sizeof *turn);
+    turn->kind = TURN_PASS;
+    if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
+        /* an exchange is worth the best leave of the tiles it keeps, the pass that of the
+         * whole rack: the search's bounds hold the best leave for each number of tiles
+         * given up, so the exchanges are looked at only when one could beat the play */
+        float most = keys ? p->table[0] : 0.0f;
+        for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->passes[0].best_leave[k]);
+        float value = -INFINITY;
+        if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, keys, turn, &value);
+        if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
+    }
+    if (best >= 0) {
+        const MoveRecord *m = &buf->items[best];
+        turn->kind = TURN_PLAY;
+        turn->score = m->score;
+        turn->count = 0;
+        int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
+        for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
+            if (m->tiles[i]) {
+                turn->square[turn->count] = (uint16_t)(at + i * step);
+                turn->cell[turn->count++] = m->tiles[i];
+            }
+    }
+    return 0;
+}
+
+/* Make `turn` for `side`, keep what is left, refill from the bag; with `searched_after`, lay
+ * its tiles on the passes too, for the search on the board it leaves. Returns 1 when the
+ * side went out with the bag empty (the game is over). */
+static int make_turn(Playout *p, int side, const Turn *turn, int searched_after, double *spread) {
+    const Rules *r = &p->g->rules;
+    uint8_t *rack = p->rack[side];
+    if (turn->kind == TURN_PLAY) {
+        for (int i = 0; i < turn->count; i++) {
+            p->board[turn->square[i]] = turn->cell[i];
+            rack[(turn->cell[i] & BLANK_FLAG) ? 0 : turn->cell[i]]--;
+        }
+        p->held[side] -= turn->count;
+        for (int dir = 0; dir < 2 && searched_after; dir++)
+            place_tiles(&p->passes[dir], r, turn->square, turn->cell, turn->count);
+    } else if (turn->kind == TURN_EXCHANGE) {
+        for (int t = 0; t <= r->alphabet; t++) {
+            rack[t] -= turn->back[t];
+            p->held[side] -= turn->back[t];
+        }
+    }
+    memcpy(p->kept[side], rack, sizeof p->kept[side]);
+    p->has_kept[side] = 1;
+    *spread += side == 0 ? turn->score : -turn->score;
+    while (p->held[side] < r->rack_size && p->head < p->tail) {
+        rack[p->bag[p->head++]]++;
+        p->held[side]++;
+    }
+    if (turn->kind == TURN_EXCHANGE) /* back in the bag, in rack order: letters, then blanks */
+        for (int k = 1; k <= r->alphabet + 1; k++) {
+            int t = k == r->alphabet + 1 ? 0 : k;
+            for (int c = 0; c < turn->back[t]; c++) p->bag[p->tail++] = (uint8_t)t;
+        }
+    return p->held[side] == 0 && p->head == p->tail;
+}
+
+/* One playout of `candidate` from the position in p (board, our rack in rack[0]), the
+ * opponent's rack and the bag coming from `order` (n tiles). The bag must have room for
+ * n + MAX_RACK * plies tiles. Returns 0, the value in *value and in *unplayed the tiles
+ * not on the board when it stops (bag and racks; 0 when a side went out and the game is
+ * over), or a FAIL_ code. */
+int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *candidate,
+                   const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
+    const Rules *r = &p->g->rules;
+    memcpy(p->board, board, (size_t)(r->rows * r->cols));
+    for (int dir = 0; dir < 2; dir++) copy_board(&p->passes[dir], &p->start[dir]);
+    memcpy(p->rack[0], mine, sizeof p->rack[0]);
+    memset(p->rack[1], 0, sizeof p->rack[1]);
+    p->held[0] = p->held[1] = 0;
+    for (int t = 0; t <= r->alphabet; t++) p->held[0] += mine[t];
+    size_t deal = n < (size_t)r->rack_size ? n : (size_t)r->rack_size;
+    for (size_t i = 0; i < deal; i++) p->rack[1][order[i]]++;
+    p->held[1] = (int)deal;
+    memcpy(p->bag, order + deal, n - deal);
+    p->head = 0;
+    p->tail = n - deal;
+    p->has_kept[0] = p->has_kept[1] = 0;
+    double spread = 0.0;
+    int side = 0;
+    for (int ply = 0; ply <= plies; ply++) {
+        Turn turn;
+        if (ply) {
+            /* searches look at the clock every CLOCK_EVERY steps; small ones never do */
+            if (p->args.has_deadline && time_is_up(&p->args.deadline)) return FAIL_TIME;
+            int failed = best_turn(p, side, &turn);
+            if (failed) return failed;
+        }
+        int over = make_turn(p, side, ply ? &turn : candidate, ply < plies, &spread);
+        if (p->scratch && ply < plies && !board_as_prepared(p)) return FAIL_CHECK;
+        if (over) {
+            int other = rack_points(r, p->rack[1 - side]);
+            *value = spread + (side == 0 ? 2 * other : -2 * other);
+            *unplayed = 0;
+            return 0;
+        }
+        side = 1 - side;
+    }
+    double ours = p->has_kept[0] ? kept_value(p, p->kept[0]) : 0.0;
+    double theirs = p->has_kept[1] ? kept_value(p, p->kept[1]) : 0.0;
+    *value = spread + ours - theirs;
+    *unplayed = (long)(p->tail - p->head) + p->held[0] + p->held[1];
+    return 0;
+}

@@ -1,0 +1,1085 @@
+/*
+ * anchor.engine._movegen: The search: LeftPart/ExtendRight [AJ88] with incremental scoring, the shadow bounds
+ * that order and prune anchors, GADDAG-led left parts, best-first over anchors, and
+ * search_moves, which runs both passes of one position.
+ */
+#include "core.h"
+
+/* Resize *array to cap elements of `size` bytes; -1 (array untouched) when memory is out. */
+static int resize(void **array, size_t cap, size_t size) {
+    void *grown = realloc(*array, cap * size);
+    if (!grown) return -1;
+    *array = grown;
+    return 0;
+}
+
+/* Double the buffer's capacity, its side arrays with it. */
+static int grow(MoveBuf *out, int by_equity) {
+    size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
+    if (resize((void **)&out->items, cap, sizeof *out->items) < 0 ||
+        (by_equity && resize((void **)&out->equity, cap, sizeof *out->equity) < 0) ||
+        (out->order && resize((void **)&out->order, cap, sizeof *out->order) < 0))
+        return -1;
+    out->capacity = cap;
+    return 0;
+}
+
+/* Whether a tile from the rack can go on the empty square `idx` after `list`. */
+static inline int can_place(const Search *s, uint32_t list, int idx) {
+    return s->rack_left && (list_children(s, list) & s->cross[idx] & playable(s));
+}
+
+/* Whether a play ranks above the worst kept one: higher score (or equity), or equal and
+ * earlier in generation order. */
+static inline int beats_floor(const MoveBuf *b, int by_equity, int32_t score, float equity,
+                              uint64_t order) {
+    if (by_equity) {
+        if (equity != b->floor_equity) return equity > b->floor_equity;
+    } else if (score != b->floor_score) {
+        return score > b->floor_score;
+    }
+    return b->order && order < b->floor_order;
+}
+
+/* Whether some play bounded by `bound` whose order key is at least `first` could rank. */
+static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint64_t first) {
+    if (!b->has_floor) return 1;
+    float floor = by_equity ? b->floor_equity : (float)b->floor_score;
+    return bound > floor || (bound == floor && first < b->floor_order);
+}
+
+/* Whether kept play i ranks below kept play j: lower score (or equity), or equal and later. */
+static inline int ranks_below(const MoveBuf *b, int by_equity, size_t i, size_t j) {
+    if (by_equity) {
+        if (b->equity[i] != b->equity[j]) return b->equity[i] < b->equity[j];
+    } else if (b->items[i].score != b->items[j].score) {
+        return b->items[i].score < b->items[j].score;
+    }
+    return b->order[i] > b->order[j];
+}
+
+static void swap_kept(MoveBuf *b, int by_equity, size_t i, size_t j) {
+    MoveRecord m = b->items[i];
+    b->items[i] = b->items[j];
+    b->items[j] = m;
+    uint64_t o = b->order[i];
+    b->order[i] = b->order[j];
+    b->order[j] = o;
+    if (by_equity) {
+        float e = b->equity[i];
+        b->equity[i] = b->equity[j];
+        b->equity[j] = e;
+    }
+}
+
+/* Restore the heap of kept plays below slot i (the lowest-ranking at the root). */
+static void sink(MoveBuf *b, int by_equity, size_t i) {
+    for (;;) {
+        size_t low = i, child = 2 * i + 1;
+        if (child < b->count && ranks_below(b, by_equity, child, low)) low = child;
+        if (child + 1 < b->count && ranks_below(b, by_equity, child + 1, low)) low = child + 1;
+        if (low == i) return;
+        swap_kept(b, by_equity, i, low);
+        i = low;
+    }
+}
+
+/* `keep` plays are kept: heap them (when the last one just came in) or restore the heap
+ * under the root that was replaced, and read the floor off the root. */
+static void raise_floor(MoveBuf *b, int by_equity) {
+    if (!b->has_floor)
+        for (size_t i = b->count / 2; i-- > 0;) sink(b, by_equity, i);
+    else
+        sink(b, by_equity, 0);
+    b->has_floor = 1;
+    b->floor_score = b->items[0].score;
+    b->floor_equity = by_equity ? b->equity[0] : 0.0f;
+    b->floor_order = b->order[0];
+    b->floor_rises++;
+}
+
+/* The least order key a play this search finds from now on can have: its anchor's, and a
+ * sequence number past every play made so far. A play tying the floor's value and found
+ * after it in the same anchor ranks below it, so a bound that only ties cannot rank. */
+static inline uint64_t next_order(const Search *s) { return s->order_base | s->out->seq; }
+
+static void emit(Search *s, int end_col, Tally t) {
+    int start = s->start_col, len = end_col - start;
+    if (len < 2) return;
+    if (s->skip_lone_cross && t.placed == 1) {
+        /* A lone tile with a perpendicular word was already found in the across pass. */
+        for (int c = start; c < end_col; c++)
+            if (s->placed[c] && s->cross_score[s->row * s->cols + c] >= 0) return;
+    }
+    MoveBuf *out = s->out;
+    out->total++;
+    int32_t score = t.main * t.mult + t.cross + (t.placed == s->rules->rack_size ? s->rules->bingo : 0);
+    float equity = 0.0f;
+    if (s->leaves) {
+        size_t key = 0;
+        for (int c = start; c < end_col; c++) {
+            uint8_t tile = s->placed[c];
+            if (tile) key += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
+        }
+        equity = (float)score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
+    }
+    uint64_t order = s->order_base | out->seq++;
+    if (out->keep == 0) return;
+    if (out->has_floor && !beats_floor(out, s->leaves != NULL, score, equity, order)) return;
+    size_t at = 0; /* with `keep` plays kept, the new one replaces the floor at the root */
+    if (!out->has_floor) {
+        if (out->count == out->capacity && grow(out, s->leaves != NULL) < 0) {
+            s->failed = FAIL_MEMORY;
+            return;
+        }
+        at = out->count++;
+    }
+    MoveRecord *m = &out->items[at];
+    if (s->leaves) out->equity[at] = equity;
+    if (out->order) out->order[at] = order;
+    m->score = score;
+    m->row = (uint8_t)(s->dir ? start : s->row);
+    m->col = (uint8_t)(s->dir ? s->row : start);
+    m->dir = (uint8_t)s->dir;
+    m->len = (uint8_t)len;
+    memset(m->tiles, 0, sizeof m->tiles);
+    for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
+    if (out->keep > 0 && out->count == (size_t)out->keep) raise_floor(out, s->leaves != NULL);
+}
+
+static void extend_right(Search *s, uint32_t list, int col, Tally t);
+
+int time_is_up(const struct timespec *deadline) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > deadline->tv_sec || (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* ExtendRight's step to the next square, `col` (right of the anchor): the word so far
+ * ends there if the square is empty or off the board (emit it when `accepted`), and the
+ * search goes on only where something can follow: a rack tile on an empty square, or a
+ * board tile the lexicon allows after the word so far. */
+static inline void advance(Search *s, uint32_t list, int col, int accepted, Tally t) {
+    if (col >= s->cols) {
+        if (accepted) emit(s, col, t);
+        return;
+    }
+    int idx = s->row * s->cols + col;
+    uint8_t cell = s->cells[idx];
+    if (cell == 0) {
+        if (accepted) emit(s, col, t);
+        if (can_place(s, list, idx)) extend_right(s, list, col, t);
+    } else if (list_children(s, list) >> (cell & TILE_MASK) & 1) {
+        extend_right(s, list, col, t);
+    }
+}
+
+/* ExtendRight [AJ88] from square `col` (on the board): `list` is the sibling list of
+ * letters that may follow the word so far. Words ending on an empty square are emitted by
+ * advance(), which also decides whether calling this is worth it. */
+static void extend_right(Search *s, uint32_t list, int col, Tally t) {
+    if (s->failed) return;
+    if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && time_is_up(&s->deadline)) {
+        s->failed = FAIL_TIME;
+        return;
+    }
+    int idx = s->row * s->cols + col;
+    if (s->cells[idx] == 0) {
+        /* nothing to place when the list is 0 (no children) or the rack is empty */
+        uint64_t children = list_children(s, list);
+        uint64_t todo = children & s->cross[idx] & playable(s);
+        if (!todo) return;
+        int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
+        /* a blank goes down only where a play with one could still rank: else it is put
+         * out of reach for this square and all the recursion below it */
+        uint8_t hidden = 0;
+        if (s->rack[0] && s->prune &&
+            !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], next_order(s))) {
+            s->out->pruned = 1;
+            hidden = s->rack[0];
+            s->rack[0] = 0;
+            todo &= s->rack_mask;
+        }
+        while (todo) {
+            unsigned tile = (unsigned)__builtin_ctzll(todo);
+            todo &= todo - 1;
+            uint32_t node = s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << tile) - 1))];
+            uint32_t child = kwg_arc(node);
+            int acc = kwg_accepts(node);
+            for (int blank = 0; blank < 2; blank++) {
+                unsigned from = blank ? 0 : tile;
+                if (!s->rack[from]) continue;
+                int32_t points = blank ? 0 : s->rules->values[tile];
+                Tally u = t;
+                u.main += points * lm;
+                u.mult *= wm;
+                u.placed++;
+                if (cross >= 0) u.cross += (cross + points * lm) * wm;
+                take_tile(s, from);
+                s->placed[col] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
+                advance(s, child, col + 1, acc, u);
+                s->placed[col] = 0;
+                return_tile(s, from);
+            }
+        }
+        s->rack[0] += hidden;
+    } else {
+        uint8_t cell = s->cells[idx];
+        uint32_t i = child_node(s, list, cell & TILE_MASK);
+        if (!i) return;
+        Tally u = t;
+        u.main += tile_points(s->rules, cell);
+        advance(s, kwg_arc(s->nodes[i]), col + 1, kwg_accepts(s->nodes[i]), u);
+    }
+}
+
+/* The left part in s->left is complete: lay it left of the anchor and extend right. */
+static void extend_from_left_part(Search *s, uint32_t list) {
+    const int n = s->left_len, start = s->anchor_col - n, at = s->row * s->cols + start;
+    const uint8_t *restrict lm = s->lm + at, *restrict wm = s->wm + at, *restrict left = s->left;
+    const int32_t *restrict values = s->rules->values;
+    uint8_t *restrict placed = s->placed + start;
+    Tally t = {0, 1, 0, n};
+    for (int i = 0; i < n; i++) {
+        uint8_t tile = left[i];
+        placed[i] = tile;
+        t.main += ((tile & BLANK_FLAG) ? 0 : values[tile]) * lm[i];
+        t.mult *= wm[i];
+    }
+    s->start_col = start;
+    extend_right(s, list, s->anchor_col, t);
+}
+
+/* Lay the prefix tile[0 .. len-1] from the rack left of the anchor, extend it right from
+ * `list` (where it leads in the DAWG), and put the rack back as it was. */
+static void extend_prefix(Search *s, const uint8_t *tile, int len, uint32_t list) {
+    uint8_t whole[MAX_LETTERS + 1];
+    memcpy(whole, s->rack, sizeof whole);
+    const uint64_t rack_mask = s->rack_mask;
+    const int rack_left = s->rack_left;
+    for (int j = 0; j < len; j++) {
+        take_tile(s, untile(tile[j]));
+        s->left[j] = tile[j];
+    }
+    s->left_len = len;
+    extend_from_left_part(s, list);
+    memcpy(s->rack, whole, sizeof whole);
+    s->rack_left = rack_left;
+    s->rack_mask = rack_mask;
+    s->left_len = 0;
+}
+
+/* Double the tree's room, moving it off the stack the first time. */
+static int grow_left_parts(LeftParts *t) {
+    size_t cap = 2 * t->capacity;
+    if (cap > UINT32_MAX) return -1;
+    if (!t->on_heap) {
+        LeftPart *items = malloc(cap * sizeof *items);
+        if (!items) return -1;
+        memcpy(items, t->items, t->count * sizeof *items);
+        t->items = items;
+        t->on_heap = 1;
+    } else if (resize((void **)&t->items, cap, sizeof *t->items) < 0) {
+        return -1;
+    }
+    t->capacity = cap;
+    return 0;
+}
+
+/* The letters the rack can put down after prefix e: any while a blank is left. */
+static inline uint64_t left_rest(const Search *s, const LeftPart *e) { return e->blanks ? s->all_letters : e->have; }
+
+/* A prefix of the tree: its rack and what may follow it, from its list and what the rack
+ * holds after it. */
+static inline LeftPart left_part_at(const Search *s, uint32_t list, uint8_t tile, int len, uint64_t have, int blanks) {
+    LeftPart e = {have, 0, list, 0, 0, tile, (uint8_t)len, 0, (uint8_t)blanks};
+    e.follow = list_children(s, list) & left_rest(s, &e);
+    return e;
+}
+
+/* The prefixes extending left part `at` by one rack tile, added as its children in the
+ * order LeftPart's recursion tries them (letter order, a blank after the letter). `count`
+ * holds what `at` leaves of the rack, by tile. Returns -1 when memory is out. */
+static int expand_left_part(const Search *s, LeftParts *t, uint32_t at, const uint8_t *count) {
+    const LeftPart e = t->items[at];
+    uint64_t children = list_children(s, e.list), todo = e.follow;
+    uint32_t prev = 0;
+    t->items[at].expanded = 1;
+    while (todo) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        todo &= todo - 1;
+        uint32_t child = kwg_arc(s->nodes[e.list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        if (!child) continue; /* a word nothing follows: no left part goes on from it */
+        for (int blank = 0; blank < 2; blank++) {
+            if (!count[blank ? 0 : x]) continue;
+            if (t->count == t->capacity && grow_left_parts(t) < 0) return -1;
+            uint32_t i = (uint32_t)t->count++;
+            uint64_t have = blank || count[x] > 1 ? e.have : e.have & ~((uint64_t)1 << x);
+            t->items[i] = left_part_at(s, child, (uint8_t)(blank ? (x | BLANK_FLAG) : x), e.len + 1, have, e.blanks - blank);
+            if (prev)
+                t->items[prev].next = i;
+            else
+                t->items[at].child = i;
+            prev = i;
+        }
+    }
+    return 0;
+}
+
+/* Whether some letter of `can` (those the rack can put on the anchor after the prefix
+ * ending in `list`) goes on with the n letters of `run` (the board tiles after it). */
+static inline int goes_on(const Search *s, uint32_t list, uint64_t can, const uint8_t *run, int n) {
+    uint64_t children = list_children(s, list);
+    for (uint64_t todo = can; todo; todo &= todo - 1) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        for (int j = 0;;) {
+            uint64_t has = list_children(s, at);
+            if (!(has >> run[j] & 1)) break;
+            if (++j == n) return 1;
+            at = kwg_arc(s->nodes[at + __builtin_popcountll(has & (((uint64_t)1 << run[j - 1]) - 1))]);
+        }
+    }
+    return 0;
+}
+
+/* Whether some letter of `can` (as for goes_on) ends a word on the anchor or goes on with
+ * a letter of `then` (those the rack can put on the empty square after it; 0 if none). */
+static inline int ends_or_goes_on(const Search *s, uint32_t list, uint64_t can, uint64_t then) {
+    if (can & s->masks[list].accepts) return 1;
+    if (!then) return 0;
+    uint64_t children = list_children(s, list);
+    for (uint64_t todo = can; todo; todo &= todo - 1) {
+        unsigned x = (unsigned)__builtin_ctzll(todo);
+        uint32_t at = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        if (list_children(s, at) & then) return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- GADDAG-led left parts */
+/* A KWG may carry a GADDAG (node 1): for every prefix u of a word, the path of u's letters
+ * read backwards. At an anchor the search then need not try every prefix the rack spells:
+ * the GADDAG, entered with the board tiles after the anchor (last first), then a letter for
+ * the anchor, then the rack tiles leftwards, reaches exactly the prefixes P for which P,
+ * the anchor's letter and those tiles begin a word. Those are collected, put in the order
+ * the prefix tree walk would try them, and extended as it would: the same plays in the same
+ * order, with the prefixes that lead nowhere never tried. The GADDAG only picks prefixes (a
+ * path it has beyond the DAWG's finds no play), and it is used only when it was found to
+ * hold every path the DAWG needs (gaddag_covers). Its lists have no masks: a lookup scans
+ * at most MAX_LETTERS + 1 nodes of one, whatever the file says. */
+
+/* The prefixes collected at one anchor, from a rack without a blank (with one, every path
+ * is open: more prefixes than the walk tries), as sort keys: a digit of 7 bits per tile
+ * (its letter), the prefix's first tile in the top digit, zeros after its last, so that
+ * keys sort as the prefix tree walk tries the prefixes (a prefix before those extending
+ * it, letters in order). */
+typedef struct {
+    uint64_t key[GADDAG_LEFTS];
+    int n, overflow, room;
+    unsigned top;                   /* the highest letter on the rack */
+    uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path */
+    const uint32_t *nodes;
+} LeftKeys;
+
+/* Every prefix the rack can lay left of the anchor along the GADDAG from node `at` (the
+ * last tile laid, on the anchor or left of it): `key` holds the `depth` tiles laid left of
+ * it so far, each new one becoming the prefix's first. Along a GADDAG path the letters so
+ * far are only part of a word; they begin one when the node ends a word or its list holds
+ * the separator (tile 0, first in the list) to go right from. */
+static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
+    const uint32_t node = k->nodes[at], list = kwg_arc(node);
+    if (kwg_accepts(node) || (list && kwg_tile(k->nodes[list]) == 0)) {
+        if (k->n == GADDAG_LEFTS) {
+            k->overflow = 1;
+            return;
+        }
+        k->key[k->n++] = key;
+    }
+    if (depth == k->room || !list) return;
+    for (uint32_t i = list, n = 0; n <= MAX_LETTERS && !k->overflow; i++, n++) {
+        unsigned x = kwg_tile(k->nodes[i]);
+        if (x > k->top) break; /* lists go up by tile: no rack tile further on */
+        if (x >= 1 && k->count[x]) {
+            k->count[x]--;
+            collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
+            k->count[x]++;
+        }
+        if (kwg_is_end(k->nodes[i])) break;
+    }
+}
+
+static int by_key(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Which prefix lengths could still rank, by could_rank on the bounds of this anchor: bit l
+ * of `extend` for left parts of l tiles, of `deeper` for l or more, of `blanks` for l or
+ * more with a blank. Only a play moves the floor: they are asked again after extending. */
+typedef struct {
+    uint32_t extend, deeper, blanks;
+    uint32_t seen; /* the floor's rises when they were asked */
+} LeftRanks;
+
+static void left_ranks(const Search *s, int room, LeftRanks *b) {
+    const MoveBuf *out = s->out;
+    const int by_equity = s->leaves != NULL, has_blank = s->rack[0] > 0;
+    const uint64_t first = next_order(s);
+    b->seen = out->floor_rises;
+    b->extend = b->deeper = 0;
+    b->blanks = has_blank ? 0 : ~0u;
+    for (int l = 0; l <= room + 1; l++) {
+        if (l <= room) b->extend |= (uint32_t)could_rank(out, by_equity, s->left_bound[l], first) << l;
+        b->deeper |= (uint32_t)could_rank(out, by_equity, s->deeper_bound[l], first) << l;
+        if (has_blank) b->blanks |= (uint32_t)could_rank(out, by_equity, s->deeper_blank[l], first) << l;
+    }
+}
+
+/* LeftPart at the anchor, led by the GADDAG, for a rack without a blank: `run` holds the n
+ * board tiles right after the anchor. Returns -1, having done nothing, when the prefixes
+ * are too many to collect (the prefix tree walk then does it), else 0. */
+static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
+    const uint32_t *nodes = s->nodes;
+    const int alphabet = s->rules->alphabet;
+    const uint64_t cross = s->cross[s->row * s->cols + s->anchor_col];
+    uint32_t g = s->gaddag;
+    for (int j = n - 1; j >= 0 && g; j--) {
+        uint32_t i = gaddag_child(nodes, g, run[j]);
+        g = i ? kwg_arc(nodes[i]) : 0;
+    }
+    if (!g) return 0; /* no word has a letter before these tiles: no play here */
+    LeftKeys k;
+    k.n = k.overflow = 0;
+    k.room = room;
+    k.top = 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
+    k.nodes = nodes;
+    memcpy(k.count, s->rack, sizeof k.count);
+    for (uint32_t i = g, c = 0; c <= MAX_LETTERS && !k.overflow; i++, c++) { /* the anchor's letter */
+        uint32_t node = nodes[i];
+        unsigned x = kwg_tile(node);
+        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1) && k.count[x]) {
+            k.count[x]--;
+            collect_lefts(&k, i, 0, 0);
+            k.count[x]++;
+        }
+        if (kwg_is_end(node)) break;
+    }
+    if (k.overflow) return -1;
+    if (k.n > 64) {
+        qsort(k.key, (size_t)k.n, sizeof *k.key, by_key);
+    } else { /* the usual few dozen */
+        for (int i = 1; i < k.n; i++) {
+            uint64_t key = k.key[i];
+            int j = i;
+            for (; j > 0 && k.key[j - 1] > key; j--) k.key[j] = k.key[j - 1];
+            k.key[j] = key;
+        }
+    }
+    MoveBuf *out = s->out;
+    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
+    int recheck = s->prune;
+    for (int i = 0; i < k.n; i++) {
+        const uint64_t key = k.key[i];
+        if (i > 0 && key == k.key[i - 1]) continue; /* reached through more than one letter */
+        if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
+        recheck = 0;
+        uint8_t tile[GADDAG_MAX_ROOM];
+        int len = 0;
+        for (; len < GADDAG_MAX_ROOM; len++) {
+            tile[len] = (uint8_t)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len)) & 0x7F);
+            if (!tile[len]) break;
+        }
+        if (!(ranks.extend >> len & 1)) {
+            out->pruned = 1;
+            continue;
+        }
+        uint32_t list = s->root;
+        for (int j = 0; j < len && list; j++) {
+            uint32_t at = child_node(s, list, tile[j]);
+            list = at ? kwg_arc(nodes[at]) : 0;
+        }
+        if (!list) continue; /* a path of the GADDAG's alone */
+        extend_prefix(s, tile, len, list);
+        if (s->failed) break;
+        recheck = s->prune;
+    }
+    return 0;
+}
+
+/* LeftPart [AJ88]: every prefix from the rack of up to `room` tiles, each laid left of the
+ * anchor and extended right when a rack tile can go on the anchor after it. The prefixes
+ * are the same at every anchor, so they live in a tree (s->lefts) grown as anchors first
+ * need them and walked here in the recursion's order; each knows what the rack holds after
+ * it, so the rack is touched only to expand a prefix or to extend one. Best-first, a prefix
+ * (and every longer one extending it) is skipped when no play through it could rank. */
+static void left_part(Search *s, int room) {
+    LeftParts *t = s->lefts;
+    MoveBuf *out = s->out;
+    const int anchor = s->row * s->cols + s->anchor_col;
+    const uint64_t cross = s->cross[anchor];
+    uint8_t run[MAX_SIDE]; /* the board tiles right after the anchor */
+    int n = 0;
+    for (int i = 1; s->anchor_col + i < s->cols && s->cells[anchor + i]; i++) run[n++] = s->cells[anchor + i] & TILE_MASK;
+    if (s->gaddag && n > 0 && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM && !s->rack[0] &&
+        left_part_gaddag(s, room, run, n) == 0)
+        return;
+    uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
+    /* the rack stays whole while the tree is walked; count: what the prefix being tried
+     * leaves of it */
+    uint8_t count[MAX_LETTERS + 1];
+    memcpy(count, s->rack, sizeof count);
+    uint32_t at = 0;
+    path[0] = 0;
+    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
+    int recheck = s->prune;
+    const int has_blank = s->rack[0] > 0;
+    /* what stands after the anchor: a prefix is extended only when some letter it can put
+     * on the anchor goes on with the board tiles there (up to RUN_AFTER of them), or, with
+     * none, ends a word or goes on with a letter for the next square (most extensions
+     * that find nothing stop right there) */
+    const int room_after = s->anchor_col + 1 < s->cols;
+    const uint64_t cross_after = room_after ? s->cross[anchor + 1] : 0;
+    const int after = n < RUN_AFTER ? n : RUN_AFTER;
+    for (;;) {
+        const LeftPart *e = &t->items[at];
+        if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
+        recheck = 0;
+        const uint64_t can = e->follow & cross;
+        const int len = e->len;
+        if (can) {
+            if (!(ranks.extend >> len & 1)) {
+                out->pruned = 1;
+            } else if (after ? goes_on(s, e->list, can, run, after)
+                             : ends_or_goes_on(s, e->list, can, cross_after & left_rest(s, e))) {
+                uint8_t tile[MAX_SIDE];
+                for (int d = 1; d <= len; d++) tile[d - 1] = t->items[path[d]].tile;
+                extend_prefix(s, tile, len, e->list);
+                if (s->failed) return;
+                recheck = s->prune;
+            }
+        }
+        /* the next prefix to try: the first extending this one, else the next one of the
+         * same length, else that of a shorter one */
+        uint32_t go = 0;
+        int level = len + 1;
+        /* the tiles a longer prefix leaves are fewer still: once none of them can go on the
+         * anchor, nothing extending this prefix can be played here */
+        if (len < room && e->list && (cross & left_rest(s, e))) {
+            if (!(ranks.deeper >> (len + 1) & 1)) {
+                out->pruned = 1;
+            } else {
+                if (!e->expanded && expand_left_part(s, t, at, count) < 0) {
+                    s->failed = FAIL_MEMORY;
+                    return;
+                }
+                go = t->items[at].child;
+            }
+        }
+        for (;;) {
+            while (has_blank && go && (t->items[go].tile & BLANK_FLAG) && !(ranks.blanks >> level & 1)) {
+                out->pruned = 1; /* nor any longer left part using the blank */
+                go = t->items[go].next;
+            }
+            if (go || --level == 0) break;
+            at = path[level]; /* the prefix at `level` is done */
+            count[untile(t->items[at].tile)]++;
+            go = t->items[at].next;
+        }
+        if (!go) return;
+        count[untile(t->items[go].tile)]--;
+        path[level] = at = go;
+    }
+}
+
+/* The most letters a word can have before the run of board tiles starting at `idx` (a
+ * square of row `row`), by its first 2..4 letters; MAX_SIDE when that is not known (no
+ * reach table, or a lone tile). */
+static int letters_before(const Search *s, int row, int idx) {
+    const int end = (row + 1) * s->cols;
+    unsigned run[4];
+    int n = 0;
+    while (s->before && n < 4 && idx + n < end && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
+    return n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)];
+}
+
+/* Empty squares left of an anchor that a left part from the rack may cover: up to the
+ * nearest tile or anchor, and leaving at least one tile for the anchor. */
+static int left_room(const Search *s, int row, int col) {
+    int room = 0;
+    for (int c = col - 1; c >= 0; c--) {
+        int j = row * s->cols + c;
+        if (s->cells[j] || s->anchor[j]) break;
+        room++;
+    }
+    if (room > s->rack_left - 1) room = s->rack_left - 1;
+    /* tiles just right of the anchor: no word has more letters before their run than
+     * letters_before says, the anchor's tile among them */
+    if (col + 1 < s->cols) {
+        int most = letters_before(s, row, row * s->cols + col + 1) - 1;
+        if (room > most) room = most < 0 ? 0 : most;
+    }
+    return room;
+}
+
+/* What rack_spells needs of the rack: its key, and whether it can be asked at all. */
+static void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r) {
+    int tiles = 0;
+    memset(b, 0, sizeof *b);
+    for (int t = 0; t <= r->alphabet; t++) {
+        tiles += rack[t];
+        if (t && set) b->key += rack[t] * set->code[t];
+    }
+    b->checked = set != NULL && tiles == r->rack_size && rack[0] <= 2;
+}
+
+/* Whether the whole rack, with board letters whose codes sum to `with`, spells some word:
+ * each blank tried as every letter. Yes when the rack is not checked (Bingos.checked),
+ * and with two blanks and board letters (such a rack nearly always does; 351 pairs to
+ * try). */
+static int rack_spells(const Search *s, uint64_t with, int board_tiles) {
+    const Bingos *b = s->bingos;
+    const Anagrams *set = s->anagrams;
+    const int alphabet = s->rules->alphabet, blanks = s->rack[0];
+    if (!b->checked || (blanks == 2 && board_tiles)) return 1;
+    const uint64_t key = b->key + with;
+    if (blanks == 0) return anagram_has(set, key);
+    for (int x = 1; x <= alphabet; x++) {
+        if (blanks == 1) {
+            if (anagram_has(set, key + set->code[x])) return 1;
+            continue;
+        }
+        for (int y = x; y <= alphabet; y++)
+            if (anagram_has(set, key + set->code[x] + set->code[y])) return 1;
+    }
+    return 0;
+}
+
+/* rack_spells, remembered for the search. */
+static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
+    Bingos *b = s->bingos;
+    if (!board_tiles) return b->alone;
+    if (!b->checked) return 1;
+    int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
+    if (!b->asked[i].known || b->asked[i].with != with) {
+        b->asked[i].with = with;
+        b->asked[i].known = 1;
+        b->asked[i].spells = (int8_t)rack_spells(s, with, board_tiles);
+    }
+    return b->asked[i].spells;
+}
+
+
+/* A square a play may fill, as the shadow bound sees it. */
+typedef struct {
+    int32_t lm, wm;
+    int32_t cross;     /* cross_score * wm: the cross-word's board tiles, when there is one */
+    int32_t has_cross; /* 1 when a cross-word forms there */
+} Square;
+
+static inline Square square_at(const Search *s, int idx) {
+    int has = s->cross_score[idx] >= 0;
+    return (Square){s->lm[idx], s->wm[idx], has ? s->cross_score[idx] * s->wm[idx] : 0, has};
+}
+
+/* Squares a play fills, grown one at a time (the longer spans of a shadow bound extend the
+ * shorter): each square weighs its tile by letter premium times the word premium, plus
+ * letter times word premium again when it makes a cross-word. A square with a word premium
+ * changes every weight; any other only adds its own. */
+typedef struct {
+    const Square *sq; /* sq[0 .. k-1] */
+    int k;
+    int32_t mult, cross;
+    int32_t weight[MAX_RACK]; /* heaviest first */
+} Span;
+
+static inline void span_weigh(Span *p, int i) {
+    const Square *q = &p->sq[i];
+    int32_t w = q->lm * (p->mult + q->has_cross * q->wm);
+    int j = i;
+    for (; j > 0 && p->weight[j - 1] < w; j--) p->weight[j] = p->weight[j - 1];
+    p->weight[j] = w;
+}
+
+/* Adds square sq[k]. */
+static inline void span_grow(Span *p) {
+    const Square *q = &p->sq[p->k++];
+    p->cross += q->cross;
+    if (q->wm == 1) {
+        span_weigh(p, p->k - 1);
+    } else {
+        p->mult *= q->wm;
+        for (int i = 0; i < p->k; i++) span_weigh(p, i);
+    }
+}
+
+/* Fills the span with its first k squares at once (one weighing, whatever the premiums). */
+static inline void span_fill(Span *p, int k) {
+    for (int i = 0; i < k; i++) {
+        p->mult *= p->sq[i].wm;
+        p->cross += p->sq[i].cross;
+    }
+    for (int i = 0; i < k; i++) span_weigh(p, i);
+    p->k = k;
+}
+
+/* The most a play filling exactly the span's k squares could score (or be worth), with
+ * `board_sum` points of board tiles in its main word: the rack's highest tiles on the
+ * heaviest squares (rearrangement inequality) bound every assignment, whatever the lexicon
+ * allows. *with_blank: the same bound for the plays among them that put down a blank. */
+static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32_t bingo, float *with_blank) {
+    const int k = p->k;
+    int32_t score = board_sum * p->mult + p->cross;
+    for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
+    if (k == s->rules->rack_size) score += bingo;
+    /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
+    if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
+    return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
+}
+
+/* Shadow bound (MAGPIE's "shadow playing"): the span bound above, taken over every span of
+ * squares a play at this anchor could cover. Every term of it grows with the span, so for
+ * each length l of the left part only the longest span counts: l squares left of the
+ * anchor, then rightwards until the rack is spent or a square bars every rack tile (with
+ * the board tiles just after the last one). b->any[l] bounds the plays whose left part has
+ * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
+ * of them with a blank; returns the largest, -INFINITY when no play fits. */
+static float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
+    const int base = row * s->cols;
+    const uint64_t can = playable(s);
+    int32_t on_left = 0; /* points of a left part already on the board */
+    int left_len = 0, room = 0;
+    const Anagrams *set = s->anagrams;
+    uint64_t left_codes = 0; /* the letters of a left part already on the board */
+    if (anchor > 0 && s->cells[base + anchor - 1]) {
+        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++) {
+            on_left += tile_points(s->rules, s->cells[base + c]);
+            if (set) left_codes += set->code[s->cells[base + c] & TILE_MASK];
+        }
+    } else {
+        room = left_room(s, row, anchor);
+    }
+    /* line[MAX_RACK - l .. MAX_RACK + r - 1]: l left squares, then r right ones */
+    Square line[2 * MAX_RACK];
+    for (int l = 1; l <= room; l++) line[MAX_RACK - l] = square_at(s, base + anchor - l);
+    /* board points and tiles from the anchor up to the (j+1)-th empty square on the right,
+     * and the most rack tiles left of the anchor that the board tiles so far allow: no word
+     * has more letters before a run than Search.before says */
+    int32_t board_upto[MAX_RACK + 1];
+    int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
+    uint64_t codes_upto[MAX_RACK + 1]; /* and the codes of those tiles' letters (Anagrams) */
+    int right = 0, tiles = 0, most_left = MAX_SIDE;
+    int32_t points = 0;
+    uint64_t codes = left_codes;
+    for (int c = anchor; c < s->cols; c++) {
+        int idx = base + c;
+        if (s->cells[idx]) {
+            points += tile_points(s->rules, s->cells[idx]);
+            tiles++;
+            if (set) codes += set->code[s->cells[idx] & TILE_MASK];
+            if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
+                int most = letters_before(s, row, idx) - left_len - (c - anchor);
+                if (most < most_left) most_left = most;
+            }
+            continue;
+        }
+        board_upto[right] = points;
+        tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
+        codes_upto[right] = codes;
+        if (right == s->rack_left || !(s->cross[idx] & can)) break;
+        line[MAX_RACK + right++] = square_at(s, idx);
+        board_upto[right] = points; /* in case the row ends next */
+        tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
+        codes_upto[right] = codes;
+    }
+    board_upto[right] = points;
+    tiles_upto[right] = tiles;
+    left_upto[right] = most_left;
+    codes_upto[right] = codes;
+    float top = -INFINITY;
+    for (int l = 0; l <= room; l++) {
+        int most = s->rack_left - l < right ? s->rack_left - l : right;
+        b->any[l] = b->blank[l] = -INFINITY;
+        /* spans of l left squares and r right ones. By score the longest that can hold a
+         * play bounds the shorter ones; by equity each length has its own best leave (and
+         * only the rack's length its bingo): every r, shortest first, each growing the last */
+        /* a span taking the whole rack holds a play only when some word has exactly the
+         * rack's letters and the span's board letters (spells_bingo): else it is skipped */
+#define HOLDS_NO_PLAY(r)                                                                                   \
+    (left_len + l + (r) + tiles_upto[r] < 2 || l > left_upto[r] ||                                        \
+     (l + (r) == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r])))
+        int r = s->leaves ? 1 : most;
+        while (!s->leaves && r >= 1 && HOLDS_NO_PLAY(r)) r--;
+        if (r < 1) continue;
+        Span span; /* weights written as the squares come: not zeroed */
+        span.sq = line + MAX_RACK - l;
+        span.mult = 1;
+        span.cross = 0;
+        span_fill(&span, s->leaves ? l : l + r);
+        for (; r >= 1 && r <= most; r++) {
+            if (s->leaves) span_grow(&span);
+            if (s->leaves && HOLDS_NO_PLAY(r)) continue;
+#undef HOLDS_NO_PLAY
+            float blank = -INFINITY;
+            int32_t bingo = l + r == s->rules->rack_size ? s->rules->bingo : 0;
+            float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            b->any[l] = max_bound(b->any[l], any);
+            b->blank[l] = max_bound(b->blank[l], blank);
+            if (!s->leaves) break;
+        }
+        if (b->any[l] > top) top = b->any[l];
+    }
+    return top;
+}
+
+/* Every play whose leftmost anchor is (row, col): the left part read from the board, or
+ * every left part from the rack, each extended right [AJ88]. bounds: the anchor's shadow
+ * bounds by left-part length, when searching best-first (else NULL). */
+static void search_anchor(Search *s, int row, int col, const AnchorBounds *bounds) {
+    int idx = row * s->cols + col;
+    s->row = row;
+    s->anchor_col = col;
+    s->order_base = (uint64_t)(s->dir * MAX_CELLS + idx) << ORDER_ANCHOR_SHIFT;
+    memset(s->placed, 0, sizeof s->placed);
+    s->left_len = 0;
+    const int blanks = s->prune && s->rack[0];
+    if (blanks) s->blank_bound[0] = bounds->blank[0];
+    if (col > 0 && s->cells[idx - 1]) {
+        int c = col - 1;
+        while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
+        uint32_t list = s->root;
+        Tally t = {0, 1, 0, 0};
+        for (int k = c; k < col && list; k++) {
+            uint8_t cell = s->cells[row * s->cols + k];
+            uint32_t i = child_node(s, list, cell & TILE_MASK);
+            list = i ? kwg_arc(s->nodes[i]) : 0;
+            t.main += tile_points(s->rules, cell);
+        }
+        if (!list) return;
+        s->start_col = c;
+        extend_right(s, list, col, t);
+    } else {
+        int room = left_room(s, row, col);
+        if (s->prune) {
+            memcpy(s->left_bound, bounds->any, (size_t)(room + 1) * sizeof *bounds->any);
+            s->deeper_bound[room + 1] = -INFINITY;
+            for (int l = room; l >= 0; l--) s->deeper_bound[l] = max_bound(s->left_bound[l], s->deeper_bound[l + 1]);
+        }
+        if (blanks) {
+            memcpy(s->blank_bound, bounds->blank, (size_t)(room + 1) * sizeof *bounds->blank);
+            s->deeper_blank[room + 1] = -INFINITY;
+            for (int l = room; l >= 0; l--) s->deeper_blank[l] = max_bound(s->blank_bound[l], s->deeper_blank[l + 1]);
+        }
+        s->left_len = 0;
+        left_part(s, room);
+    }
+}
+
+static inline int can_start(const Search *s, int idx) {
+    return s->anchor[idx] && (s->cross[idx] & playable(s));
+}
+
+/* Every play of one pass, in generation order. */
+static void run_pass(Search *s) {
+    for (int row = 0; row < s->rows && !s->failed; row++)
+        for (uint32_t a = s->anchors[row]; a && !s->failed; a &= a - 1) {
+            int col = __builtin_ctz(a);
+            if (can_start(s, row * s->cols + col)) search_anchor(s, row, col, NULL);
+        }
+}
+
+
+
+
+/* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
+ * ranking by equity, the best leave value left after playing k tiles, over every part of
+ * the rack of size k, keyed exactly as emit() keys it; blank_leave the same over the
+ * parts with a blank (by score 0, and -inf for every k on a rack without one). */
+static void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
+                        int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1],
+                        float blank_leave[MAX_RACK + 1]) {
+    int n = 0;
+    for (int t = 0; t <= r->alphabet; t++)
+        for (int c = 0; c < rack[t] && n < MAX_RACK; c++) {
+            int32_t v = r->values[t];
+            int j = n++;
+            for (; j > 0 && tile_desc[j - 1] < v; j--) tile_desc[j] = tile_desc[j - 1];
+            tile_desc[j] = v;
+        }
+    for (int k = 0; k <= MAX_RACK; k++) blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
+    if (!leaves) return;
+    if (leaves->best) {
+        memcpy(best_leave, leaves->best, (MAX_RACK + 1) * sizeof *best_leave);
+        memcpy(blank_leave, leaves->best_blank, (MAX_RACK + 1) * sizeof *blank_leave);
+        return;
+    }
+    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    int distinct = rack_distinct(r, rack, tile);
+    do { /* every sub-multiset of the rack, the empty one first */
+        int k;
+        size_t key = subrack_key(used, tile, distinct, leaves->key_step, &k);
+        float v = key < leaves->keys ? leaves->value[key] : 0.0f;
+        if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
+        if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
+    } while (next_subrack(used, tile, distinct, rack));
+}
+
+typedef struct {
+    uint64_t rank;    /* anchor_rank: the order of the search, largest first */
+    float bound;
+    uint32_t ordinal; /* dir * MAX_CELLS + oriented square: generation order */
+    uint32_t slot;    /* its bounds by left-part length */
+} AnchorRef;
+
+/* Higher bound first, then generation order, as one number: the bound's bits made to sort
+ * as unsigned (bounds are never NaN; -0 counts as 0, which it equals), above the ordinal's
+ * complement. */
+static inline uint64_t anchor_rank(float bound, uint32_t ordinal) {
+    uint32_t u;
+    if (bound == 0.0f) bound = 0.0f;
+    memcpy(&u, &bound, sizeof u);
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return (uint64_t)u << 32 | (UINT32_MAX - ordinal);
+}
+
+/* Whether x is searched before y. */
+static inline int searched_before(const AnchorRef *x, const AnchorRef *y) { return x->rank > y->rank; }
+
+/* Restore the heap order below slot i (a binary max-heap by searched_before). */
+static void sift_down(AnchorRef *heap, size_t n, size_t i) {
+    AnchorRef item = heap[i];
+    for (size_t child; (child = 2 * i + 1) < n; i = child) {
+        if (child + 1 < n && searched_before(&heap[child + 1], &heap[child])) child++;
+        if (!searched_before(&heap[child], &item)) break;
+        heap[i] = heap[child];
+    }
+    heap[i] = item;
+}
+
+/* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
+ * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
+static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity) {
+    AnchorRef refs[2 * MAX_CELLS];
+    /* each anchor's bounds (136 bytes): on the stack for the usual few dozen anchors, on the
+     * heap (room for every square of both passes) past LOCAL_ANCHORS */
+    AnchorBounds local[LOCAL_ANCHORS], *bounds = local;
+    size_t n = 0;
+    for (int dir = 0; dir < 2; dir++) {
+        if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
+        Search *s = &passes[dir];
+        for (int row = 0; row < s->rows; row++)
+            for (uint32_t a = s->anchors[row]; a; a &= a - 1) {
+                int col = __builtin_ctz(a), idx = row * s->cols + col;
+                if (!can_start(s, idx)) continue;
+                if (n == LOCAL_ANCHORS && bounds == local) {
+                    bounds = malloc(2 * MAX_CELLS * sizeof *bounds);
+                    if (!bounds) return FAIL_MEMORY;
+                    memcpy(bounds, local, sizeof local);
+                }
+                float bound = anchor_bound(s, row, col, &bounds[n]);
+                if (bound > -INFINITY) {
+                    uint32_t ordinal = (uint32_t)(dir * MAX_CELLS + idx);
+                    refs[n] = (AnchorRef){anchor_rank(bound, ordinal), bound, ordinal, (uint32_t)n};
+                    n++;
+                }
+            }
+    }
+    /* a heap, not a sort: the search usually stops after a few of the anchors */
+    for (size_t i = n / 2; i-- > 0;) sift_down(refs, n, i);
+    int failed = 0;
+    for (size_t left = n; left > 0 && !failed; left--) {
+        const AnchorRef next = refs[0];
+        uint64_t first = (uint64_t)next.ordinal << ORDER_ANCHOR_SHIFT;
+        if (passes[0].prune && !could_rank(buf, by_equity, next.bound, first)) {
+            buf->pruned = 1; /* nor can any later one */
+            break;
+        }
+        refs[0] = refs[left - 1];
+        sift_down(refs, left - 1, 0);
+        Search *s = &passes[next.ordinal / MAX_CELLS];
+        int idx = (int)(next.ordinal % MAX_CELLS);
+        search_anchor(s, idx / s->cols, idx % s->cols, &bounds[next.slot]);
+        failed = s->failed;
+    }
+    if (bounds != local) free(bounds);
+    return failed;
+}
+
+/* The lexicon's tables, for a search or a board prepared for one. */
+void attach(Search *p, const Generator *g) {
+    p->nodes = g->nodes;
+    p->masks = g->masks;
+    p->runs = g->runs;
+    p->before = g->reach;
+    p->root = kwg_arc(g->nodes[0]);
+    p->gaddag = g->gaddag;
+    p->rules = &g->rules;
+}
+
+/* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
+ * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
+ * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
+ * Touches no Python object: callers may release the GIL around it. */
+int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
+                        const SearchArgs *a, Search s[2], MoveBuf *buf) {
+    const Rules *r = &g->rules;
+    int32_t tile_desc[MAX_RACK] = {0};
+    float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
+    rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);
+    const Anagrams *anagrams = g->anagrams.slots ? &g->anagrams : NULL;
+    Bingos bingos[1];
+    bingos_init(bingos, anagrams, rack, r);
+    for (int dir = 0; dir < 2; dir++) {
+        Search *p = &s[dir];
+        attach(p, g);
+        p->anagrams = anagrams;
+        p->bingos = bingos;
+        memcpy(p->rack, rack, (size_t)r->alphabet + 1);
+        memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
+        p->rack_left = rack_total;
+        p->all_letters = every_letter(r);
+        p->rack_mask = 0;
+        for (int k = 0; k <= r->alphabet; k++)
+            if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
+        p->skip_lone_cross = dir == 1 && (a->mode & MODE_ACROSS);
+        p->leaves = a->leaves;
+        memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
+        memcpy(p->best_leave, best_leave, sizeof best_leave);
+        memcpy(p->blank_leave, blank_leave, sizeof blank_leave);
+        p->prune = a->limit >= 0 && !a->count_all;
+        p->out = buf;
+        p->failed = 0;
+        p->steps = 0;
+        p->has_deadline = a->has_deadline;
+        p->deadline = a->deadline;
+        p->order_base = 0;
+        if ((a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
+    }
+    bingos->alone = rack_spells(&s[0], 0, 0);
+    if (!s[0].root) return 0; /* an empty lexicon: no plays */
+    if (a->limit == 0 && !a->count_all) {
+        buf->pruned = 1; /* nothing wanted, nothing searched */
+        return 0;
+    }
+    /* the prefix tree starts as the empty prefix; the stack holds the usual few hundred */
+    LeftPart local[LOCAL_LEFT_PARTS];
+    LeftParts lefts = {local, 1, LOCAL_LEFT_PARTS, 0};
+    local[0] = left_part_at(&s[0], s[0].root, 0, 0, s[0].rack_mask & ~(uint64_t)1, s[0].rack[0]);
+    s[0].lefts = s[1].lefts = &lefts;
+    int failed = 0;
+    if (a->limit >= 0) {
+        failed = search_best_first(s, a->mode, buf, a->leaves != NULL);
+    } else {
+        for (int dir = 0; dir < 2 && !failed; dir++)
+            if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
+                run_pass(&s[dir]);
+                failed = s[dir].failed;
+            }
+    }
+    if (lefts.on_heap) free(lefts.items);
+    s[0].lefts = s[1].lefts = NULL;
+    return failed;
+}

@@ -88,7 +88,7 @@ HOT_INLINE uint64_t vertical_cross(const Search *s, const Rules *r, int row, int
     while (todo) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
         todo &= todo - 1;
-        uint32_t next = kwg_arc(s->nodes[list + __builtin_popcountll(children & (((uint64_t)1 << x) - 1))]);
+        uint32_t next = kwg_arc(s->nodes[child_at(list, children, x)]);
         int acc = 0;
         for (int k = row + 1; k <= bottom && next; k++) {
             uint32_t j = child_node(s, next, s->cells[k * s->cols + col] & TILE_MASK);

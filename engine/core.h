@@ -3,10 +3,11 @@
  * search's state, the lexicon's node accessors (movegen_limits.h) and the one child
  * lookup, the ruleset, the Generator object, and the functions one unit calls in another.
  *
- * The units: search.c (LeftPart/ExtendRight and the bounds), board.c (board
+ * The units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c (board
  * preparation), tables.c (the lexicon's tables), rank.c (the move buffer and ranking),
  * playout.c (Monte Carlo playouts), leave_table.c (leave values), kwg_check.c (the KWG
- * checker), and _movegen.c (the Python glue).
+ * checker), rules.c (a ruleset read from Python), generator.c and describe.c (the
+ * Generator type) and _movegen.c (the module).
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -253,11 +254,19 @@ static inline uint64_t list_children(const Search *s, uint32_t list) {
     return s->masks[list].children;
 }
 
+/* The one child lookup: the index of the node for `tile` in the sibling list starting at
+ * `list` whose tiles are `children`, for a tile known to be among them (the loops over
+ * `children & allowed` call it): the list is sorted by tile, so it is `list` plus the
+ * number of tiles below `tile`. */
+static inline uint32_t child_at(uint32_t list, uint64_t children, unsigned tile) {
+    return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
+}
+
 /* Index of the node for `tile` in the sibling list starting at `list`, or 0. */
 static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile) {
     uint64_t children = list_children(s, list);
     if (tile > MAX_LETTERS || !(children >> tile & 1u)) return 0;
-    return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
+    return child_at(list, children, tile);
 }
 
 /* The node for `tile` in the sibling list at `list`, or 0. */
@@ -360,6 +369,36 @@ static inline size_t subrack_key(const uint8_t *used, const uint8_t *tile, int d
     return key;
 }
 
+/* The most letters a word can have before the run of board tiles starting at `idx` (a
+ * square of row `row`), by its first 2..4 letters; MAX_SIDE when that is not known (no
+ * reach table, or a lone tile). */
+static inline int letters_before(const Search *s, int row, int idx) {
+    const int end = (row + 1) * s->cols;
+    unsigned run[4];
+    int n = 0;
+    while (s->before && n < 4 && idx + n < end && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
+    return n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)];
+}
+
+/* Empty squares left of an anchor that a left part from the rack may cover: up to the
+ * nearest tile or anchor, and leaving at least one tile for the anchor. */
+static inline int left_room(const Search *s, int row, int col) {
+    int room = 0;
+    for (int c = col - 1; c >= 0; c--) {
+        int j = row * s->cols + c;
+        if (s->cells[j] || s->anchor[j]) break;
+        room++;
+    }
+    if (room > s->rack_left - 1) room = s->rack_left - 1;
+    /* tiles just right of the anchor: no word has more letters before their run than
+     * letters_before says, the anchor's tile among them */
+    if (col + 1 < s->cols) {
+        int most = letters_before(s, row, row * s->cols + col + 1) - 1;
+        if (room > most) room = most < 0 ? 0 : most;
+    }
+    return room;
+}
+
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);
@@ -371,10 +410,25 @@ int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_
 void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir, uint64_t letters);
 void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_t *cell, int count);
 
+/* bounds.c: what a search cannot beat, found before searching */
+void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);
+int rack_spells(const Search *s, uint64_t with, int board_tiles);
+float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
+void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1]);
+
 /* search.c: every play of a position, unranked */
 int time_is_up(const struct timespec *deadline);
 void attach(Search *p, const Generator *g);
 int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
+
+/* generator.c, describe.c: the Generator type and its describe method */
+extern PyTypeObject GeneratorType;
+PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw);
+
+/* rules.c: a ruleset read from Python and checked (Generator_init and check_rules) */
+int rules_load(Rules *r, PyObject *values, PyObject *lm, PyObject *wm);
+double max_score(const Rules *r);
+PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw);
 
 /* rank.c: the move buffer, and the plays ranked */
 int movebuf_init(MoveBuf *buf, long limit, int by_equity);

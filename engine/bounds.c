@@ -1,0 +1,254 @@
+/*
+ * anchor.engine._movegen: shadow bounds. The most any play at an anchor can score (or be
+ * worth, by equity), by the length of its left part, without searching it: the best
+ * tiles of the rack on the best squares of each span, a span that needs the whole rack
+ * only when its letters spell a word (bingos by their letters), and the best leave each
+ * number of tiles can keep. The search orders anchors by them and skips what cannot rank.
+ */
+#include "core.h"
+
+/* What rack_spells needs of the rack: its key, and whether it can be asked at all. */
+void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r) {
+    int tiles = 0;
+    memset(b, 0, sizeof *b);
+    for (int t = 0; t <= r->alphabet; t++) {
+        tiles += rack[t];
+        if (t && set) b->key += rack[t] * set->code[t];
+    }
+    b->checked = set != NULL && tiles == r->rack_size && rack[0] <= 2;
+}
+
+/* Whether the whole rack, with board letters whose codes sum to `with`, spells some word:
+ * each blank tried as every letter. Yes when the rack is not checked (Bingos.checked),
+ * and with two blanks and board letters (such a rack nearly always does; 351 pairs to
+ * try). */
+int rack_spells(const Search *s, uint64_t with, int board_tiles) {
+    const Bingos *b = s->bingos;
+    const Anagrams *set = s->anagrams;
+    const int alphabet = s->rules->alphabet, blanks = s->rack[0];
+    if (!b->checked || (blanks == 2 && board_tiles)) return 1;
+    const uint64_t key = b->key + with;
+    if (blanks == 0) return anagram_has(set, key);
+    for (int x = 1; x <= alphabet; x++) {
+        if (blanks == 1) {
+            if (anagram_has(set, key + set->code[x])) return 1;
+            continue;
+        }
+        for (int y = x; y <= alphabet; y++)
+            if (anagram_has(set, key + set->code[x] + set->code[y])) return 1;
+    }
+    return 0;
+}
+
+/* rack_spells, remembered for the search. */
+static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
+    Bingos *b = s->bingos;
+    if (!board_tiles) return b->alone;
+    if (!b->checked) return 1;
+    int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
+    if (!b->asked[i].known || b->asked[i].with != with) {
+        b->asked[i].with = with;
+        b->asked[i].known = 1;
+        b->asked[i].spells = (int8_t)rack_spells(s, with, board_tiles);
+    }
+    return b->asked[i].spells;
+}
+
+
+/* A square a play may fill, as the shadow bound sees it. */
+typedef struct {
+    int32_t lm, wm;
+    int32_t cross;     /* cross_score * wm: the cross-word's board tiles, when there is one */
+    int32_t has_cross; /* 1 when a cross-word forms there */
+} Square;
+
+static inline Square square_at(const Search *s, int idx) {
+    int has = s->cross_score[idx] >= 0;
+    return (Square){s->lm[idx], s->wm[idx], has ? s->cross_score[idx] * s->wm[idx] : 0, has};
+}
+
+/* Squares a play fills, grown one at a time (the longer spans of a shadow bound extend the
+ * shorter): each square weighs its tile by letter premium times the word premium, plus
+ * letter times word premium again when it makes a cross-word. A square with a word premium
+ * changes every weight; any other only adds its own. */
+typedef struct {
+    const Square *sq; /* sq[0 .. k-1] */
+    int k;
+    int32_t mult, cross;
+    int32_t weight[MAX_RACK]; /* heaviest first */
+} Span;
+
+static inline void span_weigh(Span *p, int i) {
+    const Square *q = &p->sq[i];
+    int32_t w = q->lm * (p->mult + q->has_cross * q->wm);
+    int j = i;
+    for (; j > 0 && p->weight[j - 1] < w; j--) p->weight[j] = p->weight[j - 1];
+    p->weight[j] = w;
+}
+
+/* Adds square sq[k]. */
+static inline void span_grow(Span *p) {
+    const Square *q = &p->sq[p->k++];
+    p->cross += q->cross;
+    if (q->wm == 1) {
+        span_weigh(p, p->k - 1);
+    } else {
+        p->mult *= q->wm;
+        for (int i = 0; i < p->k; i++) span_weigh(p, i);
+    }
+}
+
+/* Fills the span with its first k squares at once (one weighing, whatever the premiums). */
+static inline void span_fill(Span *p, int k) {
+    for (int i = 0; i < k; i++) {
+        p->mult *= p->sq[i].wm;
+        p->cross += p->sq[i].cross;
+    }
+    for (int i = 0; i < k; i++) span_weigh(p, i);
+    p->k = k;
+}
+
+/* The most a play filling exactly the span's k squares could score (or be worth), with
+ * `board_sum` points of board tiles in its main word: the rack's highest tiles on the
+ * heaviest squares (rearrangement inequality) bound every assignment, whatever the lexicon
+ * allows. *with_blank: the same bound for the plays among them that put down a blank. */
+static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32_t bingo, float *with_blank) {
+    const int k = p->k;
+    int32_t score = board_sum * p->mult + p->cross;
+    for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
+    if (k == s->rules->rack_size) score += bingo;
+    /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
+    if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
+    return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
+}
+
+/* Shadow bound (MAGPIE's "shadow playing"): the span bound above, taken over every span of
+ * squares a play at this anchor could cover. Every term of it grows with the span, so for
+ * each length l of the left part only the longest span counts: l squares left of the
+ * anchor, then rightwards until the rack is spent or a square bars every rack tile (with
+ * the board tiles just after the last one). b->any[l] bounds the plays whose left part has
+ * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
+ * of them with a blank; returns the largest, -INFINITY when no play fits. */
+float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
+    const int base = row * s->cols;
+    const uint64_t can = playable(s);
+    int32_t on_left = 0; /* points of a left part already on the board */
+    int left_len = 0, room = 0;
+    const Anagrams *set = s->anagrams;
+    uint64_t left_codes = 0; /* the letters of a left part already on the board */
+    if (anchor > 0 && s->cells[base + anchor - 1]) {
+        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++) {
+            on_left += tile_points(s->rules, s->cells[base + c]);
+            if (set) left_codes += set->code[s->cells[base + c] & TILE_MASK];
+        }
+    } else {
+        room = left_room(s, row, anchor);
+    }
+    /* line[MAX_RACK - l .. MAX_RACK + r - 1]: l left squares, then r right ones */
+    Square line[2 * MAX_RACK];
+    for (int l = 1; l <= room; l++) line[MAX_RACK - l] = square_at(s, base + anchor - l);
+    /* board points and tiles from the anchor up to the (j+1)-th empty square on the right,
+     * and the most rack tiles left of the anchor that the board tiles so far allow: no word
+     * has more letters before a run than Search.before says */
+    int32_t board_upto[MAX_RACK + 1];
+    int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
+    uint64_t codes_upto[MAX_RACK + 1]; /* and the codes of those tiles' letters (Anagrams) */
+    int right = 0, tiles = 0, most_left = MAX_SIDE;
+    int32_t points = 0;
+    uint64_t codes = left_codes;
+    for (int c = anchor; c < s->cols; c++) {
+        int idx = base + c;
+        if (s->cells[idx]) {
+            points += tile_points(s->rules, s->cells[idx]);
+            tiles++;
+            if (set) codes += set->code[s->cells[idx] & TILE_MASK];
+            if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
+                int most = letters_before(s, row, idx) - left_len - (c - anchor);
+                if (most < most_left) most_left = most;
+            }
+            continue;
+        }
+        board_upto[right] = points;
+        tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
+        codes_upto[right] = codes;
+        if (right == s->rack_left || !(s->cross[idx] & can)) break;
+        line[MAX_RACK + right++] = square_at(s, idx);
+        board_upto[right] = points; /* in case the row ends next */
+        tiles_upto[right] = tiles;
+        left_upto[right] = most_left;
+        codes_upto[right] = codes;
+    }
+    board_upto[right] = points;
+    tiles_upto[right] = tiles;
+    left_upto[right] = most_left;
+    codes_upto[right] = codes;
+    float top = -INFINITY;
+    for (int l = 0; l <= room; l++) {
+        int most = s->rack_left - l < right ? s->rack_left - l : right;
+        b->any[l] = b->blank[l] = -INFINITY;
+        /* spans of l left squares and r right ones. By score the longest that can hold a
+         * play bounds the shorter ones; by equity each length has its own best leave (and
+         * only the rack's length its bingo): every r, shortest first, each growing the last */
+        /* a span taking the whole rack holds a play only when some word has exactly the
+         * rack's letters and the span's board letters (spells_bingo): else it is skipped */
+#define HOLDS_NO_PLAY(r)                                                                                   \
+    (left_len + l + (r) + tiles_upto[r] < 2 || l > left_upto[r] ||                                        \
+     (l + (r) == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r])))
+        int r = s->leaves ? 1 : most;
+        while (!s->leaves && r >= 1 && HOLDS_NO_PLAY(r)) r--;
+        if (r < 1) continue;
+        Span span; /* weights written as the squares come: not zeroed */
+        span.sq = line + MAX_RACK - l;
+        span.mult = 1;
+        span.cross = 0;
+        span_fill(&span, s->leaves ? l : l + r);
+        for (; r >= 1 && r <= most; r++) {
+            if (s->leaves) span_grow(&span);
+            if (s->leaves && HOLDS_NO_PLAY(r)) continue;
+#undef HOLDS_NO_PLAY
+            float blank = -INFINITY;
+            int32_t bingo = l + r == s->rules->rack_size ? s->rules->bingo : 0;
+            float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            b->any[l] = max_bound(b->any[l], any);
+            b->blank[l] = max_bound(b->blank[l], blank);
+            if (!s->leaves) break;
+        }
+        if (b->any[l] > top) top = b->any[l];
+    }
+    return top;
+}
+
+/* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
+ * ranking by equity, the best leave value left after playing k tiles, over every part of
+ * the rack of size k, keyed exactly as emit() keys it; blank_leave the same over the
+ * parts with a blank (by score 0, and -inf for every k on a rack without one). */
+void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
+                        int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1],
+                        float blank_leave[MAX_RACK + 1]) {
+    int n = 0;
+    for (int t = 0; t <= r->alphabet; t++)
+        for (int c = 0; c < rack[t] && n < MAX_RACK; c++) {
+            int32_t v = r->values[t];
+            int j = n++;
+            for (; j > 0 && tile_desc[j - 1] < v; j--) tile_desc[j] = tile_desc[j - 1];
+            tile_desc[j] = v;
+        }
+    for (int k = 0; k <= MAX_RACK; k++) blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
+    if (!leaves) return;
+    if (leaves->best) {
+        memcpy(best_leave, leaves->best, (MAX_RACK + 1) * sizeof *best_leave);
+        memcpy(blank_leave, leaves->best_blank, (MAX_RACK + 1) * sizeof *blank_leave);
+        return;
+    }
+    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    int distinct = rack_distinct(r, rack, tile);
+    do { /* every sub-multiset of the rack, the empty one first */
+        int k;
+        size_t key = subrack_key(used, tile, distinct, leaves->key_step, &k);
+        float v = key < leaves->keys ? leaves->value[key] : 0.0f;
+        if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
+        if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
+    } while (next_subrack(used, tile, distinct, rack));
+}

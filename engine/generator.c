@@ -1,0 +1,526 @@
+/*
+ * anchor.engine._movegen: the Generator type. A lexicon's tables and a ruleset, built once
+ * (Generator_init checks the KWG and the rules), with generate (every play of a position,
+ * ranked), playouts (Monte Carlo) and describe (plays as Python values). Each method reads
+ * its Python arguments, releases the GIL around the C core and builds its answer.
+ */
+#include "core.h"
+#include "kwg_check.h"
+#include "leave_table.h"
+#include "playout.h"
+
+static void Generator_dealloc(Generator *self) {
+    if (self->has_kwg) PyBuffer_Release(&self->kwg);
+    free(self->owned_nodes);
+    free(self->masks);
+    free(self->runs);
+    free(self->reach);
+    free(self->anagrams.slots);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
+                            "centre_row", "centre_col", "rack_size", "bingo", NULL};
+    PyObject *kwg, *values, *lm, *wm;
+    Rules *r = &self->rules;
+    if (self->has_kwg) { /* the lexicon buffer is held for the object's life */
+        PyErr_SetString(PyExc_TypeError, "Generator is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii", names, &kwg, &r->rows, &r->cols,
+                                     &values, &lm, &wm, &r->centre_row, &r->centre_col,
+                                     &r->rack_size, &r->bingo))
+        return -1;
+    if (rules_load(r, values, lm, wm) < 0) return -1;
+    if (PyObject_GetBuffer(kwg, &self->kwg, PyBUF_SIMPLE) < 0) return -1;
+    self->has_kwg = 1;
+    if (self->kwg.len % 4 != 0 || self->kwg.len < 8 || (uint64_t)self->kwg.len / 4 > KWG_MAX_NODES) {
+        PyErr_SetString(PyExc_ValueError, "kwg buffer has a bad size");
+        return -1;
+    }
+    self->n_nodes = (uint32_t)(self->kwg.len / 4);
+    self->nodes = kwg_nodes_view(&self->kwg, &self->owned_nodes);
+    if (!self->nodes) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    KwgReport rep;
+    rep.error[0] = 0;
+    rep.counts = NULL;
+    int bad = 0;
+    for (uint32_t i = 0; i < self->n_nodes && !bad; i++)
+        if (kwg_arc(self->nodes[i]) >= self->n_nodes) bad = 1;
+    if (!bad && !kwg_is_end(self->nodes[self->n_nodes - 1])) bad = 1;
+    if (!bad && kwg_walk(self->nodes, self->n_nodes, (unsigned)r->alphabet, 1, &rep) != 0) bad = 1;
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "kwg buffer failed its check: %s",
+                     rep.error[0] ? rep.error : "arc out of range or unterminated list");
+        return -1;
+    }
+    /* masks of the list starting at every node below the DAWG's extent, built backwards */
+    self->extent = rep.extent;
+    self->masks = calloc(self->extent + 1, sizeof *self->masks);
+    if (!self->masks) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t i = self->extent; i-- > 2;) {
+        uint32_t node = self->nodes[i];
+        unsigned tile = kwg_tile(node);
+        uint64_t bit = tile >= 1 && tile <= MAX_LETTERS ? (uint64_t)1 << tile : 0;
+        ListMasks next = kwg_is_end(node) ? (ListMasks){0, 0} : self->masks[i + 1];
+        self->masks[i].children = next.children | bit;
+        self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
+    }
+    if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
+        build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||
+        build_anagrams(self->nodes, self->extent, r->alphabet, r->rack_size, &self->anagrams) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uint32_t gaddag = kwg_arc(self->nodes[1]);
+    self->gaddag = gaddag_covers(self->nodes, kwg_arc(self->nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
+    return 0;
+}
+
+PyDoc_STRVAR(generate_doc,
+"generate(cells, rack, mode, limit, steps=None, values=None, budget=0.0, count_all=False)\n"
+"    -> (records, found, complete[, equities])\n\n"
+"cells: rows*cols board bytes; rack: alphabet+1 tile counts (blanks first);\n"
+"mode: 1 across, 2 down, 3 both; limit: -1 for all, else the top N (memory then stays\n"
+"near 2N records however many plays there are); steps, values: a leave table (rank by\n"
+"equity); budget: seconds the search may take (0: no limit), TimeoutError past it;\n"
+"count_all: with a limit, still search every play (so `found` counts them all).\n"
+"records: ranked 32-byte move records (layout in _movegen.c); found: plays the search\n"
+"generated; complete: whether that is every play (a limit lets it skip what cannot rank).");
+
+/* The moment `budget` seconds from now (CLOCK_MONOTONIC); budget 0 means none. */
+static struct timespec deadline_after(double budget) {
+    struct timespec at = {0, 0};
+    if (budget <= 0.0) return at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    double whole = (double)(long)budget;
+    at.tv_sec += (time_t)whole;
+    at.tv_nsec += (long)((budget - whole) * 1e9);
+    if (at.tv_nsec >= 1000000000L) {
+        at.tv_sec++;
+        at.tv_nsec -= 1000000000L;
+    }
+    return at;
+}
+
+/* The Python exception for a search's FAIL_ code: TimeoutError past the budget, else
+ * MemoryError. */
+static void raise_failure(int failed, const char *what, double budget) {
+    if (failed == FAIL_TIME)
+        PyErr_Format(PyExc_TimeoutError, "%s ran past the budget of %g s", what, budget);
+    else if (failed == FAIL_CHECK)
+        PyErr_Format(PyExc_AssertionError, "%s: a board laid tile by tile differs from the board prepared whole", what);
+    else
+        PyErr_NoMemory();
+}
+
+static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"cells", "rack",   "mode",       "limit", "steps",
+                            "values", "budget", "count_all", NULL};
+    Py_buffer cells_view, rack_view, step_view = {0}, value_view = {0};
+    int mode;
+    long limit;
+    double budget = 0.0;
+    int count_all = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*il|z*z*dp", names, &cells_view, &rack_view,
+                                     &mode, &limit, &step_view, &value_view, &budget, &count_all))
+        return NULL;
+    int by_equity_rank = step_view.buf != NULL;
+    LeaveTable leaves = {0};
+    float *equities = NULL;
+    const Rules *r = &self->rules;
+    int ncells = r->rows * r->cols;
+    PyObject *result = NULL;
+    Search *s = NULL;
+    MoveBuf buf = {0};
+    MoveRecord *ranked = NULL;
+    uint8_t board[MAX_CELLS];
+    uint8_t rack[MAX_LETTERS + 1];
+    if (cells_view.len != ncells) {
+        PyErr_Format(PyExc_ValueError, "board has %zd cells; this ruleset's has %d", cells_view.len, ncells);
+        goto out;
+    }
+    if (rack_view.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "rack must give %d counts", r->alphabet + 1);
+        goto out;
+    }
+    if (mode < 1 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "mode must be 1 (across), 2 (down) or 3 (both)");
+        goto out;
+    }
+    if (limit < -1) {
+        PyErr_SetString(PyExc_ValueError, "limit must be -1 (all) or a count >= 0");
+        goto out;
+    }
+    if (!(budget >= 0.0 && budget <= 1e6)) {
+        PyErr_SetString(PyExc_ValueError, "budget must be 0..1e6 seconds (0: no limit)");
+        goto out;
+    }
+    struct timespec deadline = deadline_after(budget);
+    if (by_equity_rank) {
+        /* the key steps alone, or leave_table's KeySteps with the best leaves after them */
+        const Py_ssize_t steps_only = (Py_ssize_t)((MAX_LETTERS + 1) * sizeof(uint16_t));
+        if ((step_view.len != steps_only && step_view.len != (Py_ssize_t)sizeof(KeySteps)) ||
+            value_view.buf == NULL || value_view.len % sizeof(float) != 0 || value_view.len == 0 ||
+            ((uintptr_t)step_view.buf % sizeof(float)) || ((uintptr_t)value_view.buf % sizeof(float))) {
+            PyErr_SetString(PyExc_ValueError,
+                            "leave table: 64 uint16 key steps (optionally with leave_table's best leaves) "
+                            "and a float32 array");
+            goto out;
+        }
+        if (step_view.len == (Py_ssize_t)sizeof(KeySteps)) {
+            const KeySteps *ks = step_view.buf;
+            leaves.best = ks->best;
+            leaves.best_blank = ks->best_blank;
+        }
+        leaves.key_step = step_view.buf;
+        leaves.value = value_view.buf;
+        leaves.keys = (size_t)value_view.len / sizeof(float);
+    }
+    memcpy(board, cells_view.buf, (size_t)ncells);
+    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
+    for (int i = 0; i < ncells; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet)) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    int rack_total = 0;
+    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
+    if (rack_total > r->rack_size) {
+        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
+        goto out;
+    }
+    s = malloc(2 * sizeof *s); /* one per direction */
+    if (!s) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (movebuf_init(&buf, limit, by_equity_rank) < 0) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    int failed = 0;
+    size_t kept = 0;
+    SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline, 0};
+    Py_BEGIN_ALLOW_THREADS
+    failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
+    if (!failed) {
+        uint64_t *orders = NULL;
+        if (limit >= 0 || by_equity_rank)
+            ranked = rank_ordered(&buf, limit, by_equity_rank, &kept, &equities, &orders);
+        else
+            ranked = rank_moves(&buf, limit, &kept);
+        free(orders);
+        if (!ranked) failed = FAIL_MEMORY;
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        raise_failure(failed, "move generation", budget);
+        goto out;
+    }
+    Py_ssize_t found = (Py_ssize_t)buf.total;
+    PyObject *complete = buf.pruned ? Py_False : Py_True;
+    PyObject *records = PyBytes_FromStringAndSize((const char *)ranked, (Py_ssize_t)(kept * sizeof(MoveRecord)));
+    if (records && by_equity_rank) {
+        PyObject *eq = PyBytes_FromStringAndSize((const char *)equities, (Py_ssize_t)(kept * sizeof(float)));
+        result = eq ? Py_BuildValue("NnON", records, found, complete, eq) : NULL;
+        if (!eq) Py_DECREF(records);
+    } else if (records) {
+        result = Py_BuildValue("NnO", records, found, complete);
+    }
+out:
+    free(ranked);
+    free(equities);
+    movebuf_free(&buf);
+    if (step_view.buf) PyBuffer_Release(&step_view);
+    if (value_view.buf) PyBuffer_Release(&value_view);
+    free(s);
+    PyBuffer_Release(&cells_view);
+    PyBuffer_Release(&rack_view);
+    return result;
+}
+
+/* A candidate from Python, (kind, score, placed, back), checked against the board and the
+ * rack it is made from: placed holds (row, col, cell) byte triples, back the counts put
+ * back (alphabet + 1, blank first). -1 with a ValueError when anything is off. */
+static int read_turn(const Rules *r, PyObject *item, const uint8_t *board, const uint8_t *rack, Turn *t) {
+    int kind, score;
+    Py_buffer placed, back;
+    if (!PyArg_ParseTuple(item, "iiy*y*", &kind, &score, &placed, &back)) return -1;
+    int ok = 0;
+    uint8_t need[MAX_LETTERS + 1] = {0};
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->score = score;
+    if (kind < TURN_PLAY || kind > TURN_PASS || score < -MAX_SCORE || score > MAX_SCORE) {
+        PyErr_SetString(PyExc_ValueError, "candidate: kind must be 0..2 and score within MAX_SCORE");
+        goto out;
+    }
+    if (placed.len % 3 || placed.len / 3 > r->rack_size || (kind != TURN_PLAY && placed.len) ||
+        (kind == TURN_PLAY && placed.len == 0)) {
+        PyErr_SetString(PyExc_ValueError, "candidate: a play places 1..rack size tiles, nothing else does");
+        goto out;
+    }
+    if (back.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "candidate: back must give %d counts", r->alphabet + 1);
+        goto out;
+    }
+    const uint8_t *cells = placed.buf, *returned = back.buf;
+    int back_total = 0;
+    for (int k = 0; k <= r->alphabet; k++) back_total += returned[k];
+    if ((kind == TURN_EXCHANGE) != (back_total > 0)) {
+        PyErr_SetString(PyExc_ValueError, "candidate: only an exchange puts tiles back, and it puts some");
+        goto out;
+    }
+    for (int k = 0; k <= r->alphabet; k++) {
+        need[k] = returned[k];
+        t->back[k] = returned[k];
+    }
+    t->count = (int)(placed.len / 3);
+    for (int i = 0; i < t->count; i++) {
+        int row = cells[3 * i], col = cells[3 * i + 1];
+        uint8_t cell = cells[3 * i + 2];
+        unsigned tile = cell & TILE_MASK;
+        if (row >= r->rows || col >= r->cols || tile < 1 || tile > (unsigned)r->alphabet ||
+            (cell & ~(BLANK_FLAG | TILE_MASK))) {
+            PyErr_SetString(PyExc_ValueError, "candidate: a placed tile is off the board or not a tile");
+            goto out;
+        }
+        int at = row * r->cols + col;
+        for (int j = 0; j < i; j++)
+            if (t->square[j] == at) at = -1;
+        if (at < 0 || board[at]) {
+            PyErr_SetString(PyExc_ValueError, "candidate: a tile is placed on a taken square");
+            goto out;
+        }
+        t->square[i] = (uint16_t)at;
+        t->cell[i] = cell;
+        need[(cell & BLANK_FLAG) ? 0 : tile]++;
+    }
+    for (int k = 0; k <= r->alphabet; k++)
+        if (need[k] > rack[k]) {
+            PyErr_SetString(PyExc_ValueError, "candidate: it uses tiles the rack does not hold");
+            goto out;
+        }
+    ok = 1;
+out:
+    PyBuffer_Release(&placed);
+    PyBuffer_Release(&back);
+    return ok ? 0 : -1;
+}
+
+PyDoc_STRVAR(playouts_doc,
+"playouts(cells, rack, candidates, order, plies, graph, counts, values, budget=0.0)\n"
+"    -> ([value per candidate], [tiles unplayed at its end per candidate])\n\n"
+"One Monte Carlo playout of each candidate from this position (engine/simulate.py's\n"
+"_playout in C): cells, rack as for generate; candidates: (kind, score, placed, back)\n"
+"tuples, kind 0 play / 1 exchange / 2 pass, placed (row, col, cell) byte triples, back the\n"
+"tile counts an exchange puts back; order: the unseen tiles (tile numbers, blank 0), the\n"
+"opponent's rack first, then the bag; plies: moves after the candidate; graph, counts,\n"
+"values: the KLV2 leave graph (Leaves.graph()); budget: seconds (0: no limit),\n"
+"TimeoutError past it. Unplayed: tiles in the bag and on both racks when the playout\n"
+"stopped, 0 when a side went out (the game is over).");
+
+static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"cells", "rack", "candidates", "order", "plies",
+                            "graph", "counts", "values", "budget", "check", NULL};
+    Py_buffer cells_view, rack_view, order_view, graph, counts, values;
+    PyObject *candidates, *result = NULL;
+    int plies, check = 0;
+    double budget = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|dp", names, &cells_view, &rack_view,
+                                     &candidates, &order_view, &plies, &graph, &counts, &values, &budget,
+                                     &check))
+        return NULL;
+    const Rules *r = &self->rules;
+    const int ncells = r->rows * r->cols;
+    Turn *turns = NULL;
+    double *out = NULL;
+    long *left = NULL;
+    Playout p = {0};
+    PyObject *seq = NULL;
+    uint8_t rack[MAX_LETTERS + 1] = {0};
+    const uint32_t n_graph = (uint32_t)(graph.len / 4);
+    if (cells_view.len != ncells || rack_view.len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "playouts: %d board cells and %d rack counts expected", ncells,
+                     r->alphabet + 1);
+        goto out;
+    }
+    const uint8_t *board = cells_view.buf, *order = order_view.buf;
+    for (int i = 0; i < ncells; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet || (board[i] & ~(BLANK_FLAG | TILE_MASK)))) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    int rack_total = 0;
+    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
+    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
+    if (rack_total > r->rack_size) {
+        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
+        goto out;
+    }
+    if (plies < 0 || plies > MAX_PLAYOUT_PLIES || order_view.len > MAX_PLAYOUT_TILES ||
+        !(budget >= 0.0 && budget <= 1e6)) {
+        PyErr_Format(PyExc_ValueError, "playouts: plies 0..%d, at most %d unseen tiles, budget 0..1e6 s",
+                     MAX_PLAYOUT_PLIES, MAX_PLAYOUT_TILES);
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < order_view.len; i++)
+        if (order[i] > r->alphabet) {
+            PyErr_Format(PyExc_ValueError, "playouts: unseen tile %u is not a tile", order[i]);
+            goto out;
+        }
+    if (graph.len % 4 || n_graph < 2 || counts.len != graph.len || values.len % 4 ||
+        (uintptr_t)graph.buf % 4 || (uintptr_t)counts.buf % 4 || (uintptr_t)values.buf % 4) {
+        PyErr_SetString(PyExc_ValueError, "playouts: the leave graph's buffers do not fit together");
+        goto out;
+    }
+    seq = PySequence_Fast(candidates, "playouts: candidates must be a sequence");
+    if (!seq) goto out;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_PLAYOUT_CANDIDATES) {
+        PyErr_Format(PyExc_ValueError, "playouts: at most %d candidates", MAX_PLAYOUT_CANDIDATES);
+        goto out;
+    }
+    turns = malloc(((size_t)n + 1) * sizeof *turns);
+    out = malloc(((size_t)n + 1) * sizeof *out);
+    left = malloc(((size_t)n + 1) * sizeof *left);
+    if (!turns || !out || !left) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_turn(r, PySequence_Fast_GET_ITEM(seq, i), board, rack, &turns[i]) < 0) goto out;
+    Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
+    p.g = self;
+    p.klv = &klv;
+    p.passes = malloc(5 * sizeof *p.passes); /* the board in play, the position, a check's */
+    p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
+    p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
+    if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    /* the position prepared once for every letter; each playout lays its moves on a copy */
+    const uint64_t all = every_letter(r);
+    for (int dir = 0; dir < 2; dir++) {
+        attach(&p.passes[dir], self); /* the board in play: copy_board gives it its squares */
+        attach(&p.passes[2 + dir], self);
+        prepare_pass(&p.passes[2 + dir], r, board, dir, all);
+    }
+    p.start = p.passes + 2;
+    p.scratch = check ? p.passes + 4 : NULL;
+    p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget), 1};
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && !failed; i++)
+        failed = playout(&p, board, rack, &turns[i], order, (size_t)order_view.len, plies, &out[i], &left[i]);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        raise_failure(failed, "the playouts", budget);
+        goto out;
+    }
+    PyObject *vals = PyList_New(n), *lefts = PyList_New(n);
+    int ok = vals && lefts;
+    for (Py_ssize_t i = 0; ok && i < n; i++) { /* the lists own what they are given */
+        PyObject *v = PyFloat_FromDouble(out[i]), *u = PyLong_FromLong(left[i]);
+        if (v) PyList_SET_ITEM(vals, i, v);
+        if (u) PyList_SET_ITEM(lefts, i, u);
+        ok = v && u;
+    }
+    if (ok) result = PyTuple_Pack(2, vals, lefts);
+    Py_XDECREF(vals);
+    Py_XDECREF(lefts);
+out:
+    Py_XDECREF(seq);
+    free(turns);
+    free(out);
+    free(left);
+    free(p.passes);
+    free(p.table);
+    free(p.bag);
+    movebuf_free(&p.buf);
+    PyBuffer_Release(&cells_view);
+    PyBuffer_Release(&rack_view);
+    PyBuffer_Release(&order_view);
+    PyBuffer_Release(&graph);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&values);
+    return result;
+}
+
+PyDoc_STRVAR(describe_doc,
+"describe(records, cells, text, lists=False) -> [(notation, score, row, col, direction,\n"
+"    word, placed), ...]\n\n"
+"engine.moves.fields() of every packed record, in order, without a Python loop: records\n"
+"as generate() returns them, made on the board `cells`; text: the text of each cell byte\n"
+"(board.cell_text). With lists, each entry is a list and placed squares are lists (the\n"
+"protocol's compact move array).");
+
+static PyMethodDef Generator_methods[] = {
+    {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
+     generate_doc},
+    {"playouts", (PyCFunction)(void (*)(void))Generator_playouts, METH_VARARGS | METH_KEYWORDS,
+     playouts_doc},
+    {"describe", (PyCFunction)(void (*)(void))Generator_describe, METH_VARARGS | METH_KEYWORDS,
+     describe_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *Generator_gaddag(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->gaddag != 0);
+}
+
+static PyObject *Generator_letter_runs(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->runs != NULL);
+}
+
+static PyObject *Generator_run_reach(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->reach != NULL);
+}
+
+static PyGetSetDef Generator_getset[] = {
+    {"letter_runs", (getter)Generator_letter_runs, NULL,
+     "Whether the search narrows squares beside tiles by the letter runs words hold (False "
+     "for a graph too costly to read them from: the same plays, found more slowly).",
+     NULL},
+    {"run_reach", (getter)Generator_run_reach, NULL,
+     "Whether the search caps the letters a word may have before the tiles beside an anchor "
+     "by how far the lexicon's words reach before their runs (False for a large alphabet or "
+     "a graph too costly to read: the same plays, found more slowly).",
+     NULL},
+    {"gaddag", (getter)Generator_gaddag, NULL,
+     "Whether the search lets the file's GADDAG pick the left parts of anchors with tiles "
+     "after them (False when the file has none, or one that lacks a path the DAWG's words "
+     "need: the same plays, found more slowly).",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject GeneratorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "anchor.engine._movegen.Generator",
+    .tp_basicsize = sizeof(Generator),
+    .tp_dealloc = (destructor)Generator_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Generator(kwg, rows, cols, values, letter_mult, word_mult, centre_row, "
+              "centre_col, rack_size, bingo): move generation over one lexicon and ruleset.",
+    .tp_methods = Generator_methods,
+    .tp_getset = Generator_getset,
+    .tp_init = (initproc)Generator_init,
+    .tp_new = PyType_GenericNew,
+};

@@ -72,49 +72,77 @@ static uint64_t letter_code(unsigned letter) {
     return z ^ (z >> 31);
 }
 
-/* Every word of `rack` to MAX_SIDE letters (no board holds a longer one), by its letters
- * (Anagrams): the DAWG walked to that depth. A graph that takes more than RUN_STEPS steps a
- * node below its extent to walk, or holds more than ANAGRAM_KEYS keys a node, gets no set
- * (a made-up graph can hold far more words than nodes), and the search then keeps the
- * bingo in every bound. Returns -1 when memory is out. */
+/* The one depth-first walk of the DAWG's prefixes the table builders share: every path
+ * from the root of up to MAX_SIDE letters (no board holds a longer word), parents before
+ * children, calling visit(ctx, tile, len, node) with the prefix's tiles; a node whose tile
+ * is not a letter of the alphabet is skipped with what lies below it. visit returns 0 to
+ * go on, WALK_STOP to give up (no table) or -1 when memory is out; more than `budget`
+ * steps also gives up. Returns 0 when every prefix was visited, else what stopped it.
+ * Always inlined, so each builder's visit is a direct call the compiler inlines too. */
+enum { WALK_STOP = 1 };
+typedef int (*PrefixVisit)(void *ctx, const unsigned *tile, int len, uint32_t node);
+
+HOT_INLINE int walk_prefixes(const uint32_t *nodes, int a, size_t budget, PrefixVisit visit, void *ctx) {
+    uint32_t at[MAX_SIDE]; /* at[d]: the node of the prefix's letter d */
+    unsigned tile[MAX_SIDE];
+    int depth = 0;
+    at[0] = kwg_arc(nodes[0]);
+    if (!at[0]) return 0;
+    for (;;) {
+        if (budget-- == 0) return WALK_STOP;
+        uint32_t node = nodes[at[depth]];
+        tile[depth] = kwg_tile(node);
+        int valid = tile[depth] >= 1 && tile[depth] <= (unsigned)a;
+        if (valid) {
+            int stop = visit(ctx, tile, depth + 1, node);
+            if (stop) return stop;
+        }
+        if (valid && kwg_arc(node) && depth + 1 < MAX_SIDE) {
+            at[++depth] = kwg_arc(node); /* down to the first letter after this prefix */
+            continue;
+        }
+        /* on to the next letter at this depth, or back up to one that has a next */
+        while (kwg_is_end(nodes[at[depth]])) {
+            if (depth-- == 0) return 0;
+        }
+        at[depth]++;
+    }
+}
+
+/* build_anagrams' walk: each prefix's key from its parent's, and a word of `rack` letters
+ * or more added to the set. */
+typedef struct {
+    Anagrams *set;
+    uint64_t key[MAX_SIDE + 1]; /* key[d]: the codes of the prefix's first d letters */
+    int rack;
+    size_t most;
+} AnagramWalk;
+
+static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node) {
+    AnagramWalk *w = ctx;
+    w->key[len] = w->key[len - 1] + w->set->code[tile[len - 1]];
+    if (!kwg_accepts(node) || len < w->rack) return 0;
+    if (w->set->count >= w->most) return WALK_STOP;
+    return anagram_add(w->set, w->key[len]) < 0 ? -1 : 0;
+}
+
+/* Every word of `rack` to MAX_SIDE letters, by its letters (Anagrams). A graph that takes
+ * more than RUN_STEPS steps a node below its extent to walk, or holds more than
+ * ANAGRAM_KEYS keys a node, gets no set (a made-up graph can hold far more words than
+ * nodes), and the search then keeps the bingo in every bound. Returns -1 when memory is
+ * out. */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out) {
     memset(out, 0, sizeof *out);
     for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
     Anagrams set = *out;
     if (!(set.slots = calloc(1024, sizeof *set.slots))) return -1;
     set.mask = 1023;
-    size_t budget = RUN_STEPS * (size_t)extent;
-    uint32_t at[MAX_SIDE]; /* at[d]: the node of the prefix's letter d */
-    uint64_t key[MAX_SIDE + 1] = {0}; /* key[d]: the codes of the prefix's first d letters */
-    int depth = 0;
-    at[0] = kwg_arc(nodes[0]);
-    if (!at[0]) goto done;
-    for (;;) {
-        if (budget-- == 0) goto give_up;
-        uint32_t node = nodes[at[depth]];
-        unsigned t = kwg_tile(node);
-        int valid = t >= 1 && t <= (unsigned)a;
-        key[depth + 1] = key[depth] + (valid ? set.code[t] : 0);
-        if (valid && kwg_accepts(node) && depth + 1 >= rack) {
-            if (set.count >= ANAGRAM_KEYS * (size_t)extent + 1024) goto give_up;
-            if (anagram_add(&set, key[depth + 1]) < 0) {
-                free(set.slots);
-                return -1;
-            }
-        }
-        if (valid && kwg_arc(node) && depth + 1 < MAX_SIDE) {
-            at[++depth] = kwg_arc(node);
-            continue;
-        }
-        while (kwg_is_end(nodes[at[depth]])) {
-            if (depth-- == 0) goto done;
-        }
-        at[depth]++;
+    AnagramWalk w = {.set = &set, .rack = rack, .most = ANAGRAM_KEYS * (size_t)extent + 1024};
+    int stop = walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, anagram_visit, &w);
+    if (stop) {
+        free(set.slots);
+        return stop < 0 ? -1 : 0;
     }
-give_up:
-    free(set.slots);
-    return 0;
-done:
     *out = set;
     return 0;
 }
@@ -160,6 +188,22 @@ give_up:
     return 0;
 }
 
+/* build_reach's walk: for each run of 2..4 letters ending a prefix, the letters before it. */
+typedef struct {
+    uint8_t *before;
+    int a;
+} ReachWalk;
+
+static int reach_visit(void *ctx, const unsigned *tile, int len, uint32_t node) {
+    (void)node;
+    ReachWalk *w = ctx;
+    for (int n = 2; n <= 4 && n <= len; n++) { /* the letters above are valid */
+        size_t g = run_index(w->a, tile + len - n, n);
+        if (w->before[g] < len - n) w->before[g] = (uint8_t)(len - n);
+    }
+    return 0;
+}
+
 /* The most letters any word of up to MAX_SIDE letters has before each run of 2..4 letters
  * (indexed as in build_runs; 0 where no such word holds it): a play's main word holds the
  * runs of the board tiles in it, so no more of its letters than that can stand before
@@ -170,37 +214,14 @@ give_up:
 int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out) {
     *out = NULL;
     if (a > REACH_LETTERS) return 0;
-    size_t size = RUN_AT(a, 4) + (size_t)a * a * a * a, budget = RUN_STEPS * (size_t)extent;
+    size_t size = RUN_AT(a, 4) + (size_t)a * a * a * a;
     uint8_t *before = calloc(size, 1);
     if (!before) return -1;
-    uint32_t at[MAX_SIDE]; /* at[d]: the node of the prefix's letter d */
-    unsigned tile[MAX_SIDE];
-    int depth = 0;
-    at[0] = kwg_arc(nodes[0]);
-    if (!at[0]) goto done;
-    for (;;) {
-        if (budget-- == 0) {
-            free(before);
-            return 0;
-        }
-        uint32_t node = nodes[at[depth]];
-        tile[depth] = kwg_tile(node);
-        int valid = tile[depth] >= 1 && tile[depth] <= (unsigned)a;
-        for (int n = 2; valid && n <= 4 && n <= depth + 1; n++) { /* the letters above are valid */
-            size_t g = run_index(a, tile + depth + 1 - n, n);
-            if (before[g] < depth + 1 - n) before[g] = (uint8_t)(depth + 1 - n);
-        }
-        if (valid && kwg_arc(node) && depth + 1 < MAX_SIDE) {
-            at[++depth] = kwg_arc(node); /* down to the first letter after this prefix */
-            continue;
-        }
-        /* on to the next letter at this depth, or back up to one that has a next */
-        while (kwg_is_end(nodes[at[depth]])) {
-            if (depth-- == 0) goto done;
-        }
-        at[depth]++;
+    ReachWalk w = {before, a};
+    if (walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, reach_visit, &w)) {
+        free(before);
+        return 0;
     }
-done:
     *out = before;
     return 0;
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from anchor.engine import AnchorError
 
@@ -14,6 +15,35 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def package_version() -> str:
+    """The installed distribution's version (anchor-scrabble)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("anchor-scrabble")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def log_level(text: str) -> str:
+    """A logging level by name, any case: DEBUG, INFO, WARNING, ERROR, CRITICAL."""
+    name = text.strip().upper()
+    if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a log level: DEBUG, INFO, WARNING, ERROR or CRITICAL"
+        )
+    return name
+
+
+def queue_name(text: str) -> str:
+    """A queue's name: not empty, no spaces or control characters (it is a Redis key)."""
+    if not text or not text.isprintable() or any(ch.isspace() for ch in text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a queue name: give a non-empty name without spaces"
+        )
+    return text
 
 
 def non_negative(text: str) -> int:
@@ -38,6 +68,20 @@ def positive(text: str) -> int:
     if value == 0:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
+
+
+def output_file(given: str, what: str) -> Path:
+    """A file a command will write, checked before any work is done: its folder exists and
+    takes files, and it is not itself a folder. AnchorError naming the fix otherwise."""
+    path = Path(given)
+    folder = path.parent
+    if path.is_dir():
+        raise AnchorError(f"--out {given} is a folder; give the {what} file to write")
+    if not folder.is_dir():
+        raise AnchorError(f"--out {given}: no folder {folder}; make it first, or write elsewhere")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise AnchorError(f"--out {given}: cannot write into {folder}")
+    return path
 
 
 def threads_option(parser, processes: bool = False) -> None:

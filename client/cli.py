@@ -19,7 +19,17 @@ from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cg
 from anchor.engine.simulate import RANKS
 
 from . import protocol
-from .arguments import Parser, lane_option, non_negative, positive, threads_for, threads_option
+from .arguments import (
+    Parser,
+    lane_option,
+    non_negative,
+    output_file,
+    package_version,
+    positive,
+    queue_name,
+    threads_for,
+    threads_option,
+)
 from .client import AnalysisClient, ServiceError
 from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
 
@@ -235,6 +245,7 @@ def cmd_score(args) -> int:
 
 def cmd_build_lexicon(args) -> int:
     rules = Ruleset.load(args.ruleset)
+    output_file(args.out, "lexicon (.kwg)")  # before reading and building, not after
     started = time.perf_counter()
     path = Path(args.words)
     try:
@@ -370,6 +381,7 @@ def resolve_ruleset(args) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="anchor", description="Scrabble-family analysis engine")
+    parser.add_argument("--version", action="version", version=f"anchor {package_version()}")
     parser.set_defaults(default_ruleset="english")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -423,7 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--redis-url",
         help="go through the worker queue (default: $REDIS_URL; with neither, run in-process)",
     )
-    p.add_argument("--queue", default="anchor", help="queue name (default: anchor)")
+    p.add_argument(
+        "--queue", type=queue_name, default="anchor", help="queue name (default: anchor)"
+    )
     lane_option(p, protocol.INTERACTIVE)
     p.add_argument("--timeout", type=float, default=30, help="seconds to wait for the answer")
     p.set_defaults(func=cmd_analyze)
@@ -449,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
     p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
-    p.add_argument("--queue", default="anchor")
+    p.add_argument("--queue", type=queue_name, default="anchor")
     lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for all games")
     p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
@@ -478,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave values (.klv2 path or name): rank by equity and report equity given up",
     )
     p.add_argument("--redis-url", help="one job per game through the fleet (default: $REDIS_URL)")
-    p.add_argument("--queue", default="anchor")
+    p.add_argument("--queue", type=queue_name, default="anchor")
     lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument(
@@ -511,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the .klv2 file to write")
     p.add_argument("--per-job", type=positive, default=50)
     p.add_argument("--redis-url", help="play through the worker fleet (default: $REDIS_URL)")
-    p.add_argument("--queue", default="anchor")
+    p.add_argument("--queue", type=queue_name, default="anchor")
     lane_option(p, protocol.BATCH)
     p.add_argument("--timeout", type=float, default=7200)
     threads_option(p, processes=True)
@@ -575,7 +589,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         resolve_ruleset(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's exit
+        return status
+    except BrokenPipeError:  # `anchor analyze | head`: the reader has what it wanted
+        return _closed_pipe()
     except (AnchorError, ServiceError, OSError) as exc:
         return _fail(str(exc), 2)
     except RedisError as exc:
@@ -590,6 +608,17 @@ def main(argv: list[str] | None = None) -> int:
             "ANCHOR_DEBUG=1 shows the traceback)",
             70,
         )
+
+
+def _closed_pipe() -> int:
+    """Stdout's reader went away: stop quietly with the status a Unix tool killed by
+    SIGPIPE has (141), and keep Python from complaining while it flushes at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 128 + 13
 
 
 def _fail(message: str, code: int) -> int:

@@ -14,7 +14,7 @@ from anchor.engine import AnchorError, Ruleset
 from anchor.engine.match import win_rate
 
 from . import protocol
-from .arguments import threads_for
+from .arguments import output_file, threads_for
 from .client import AnalysisClient, Progress, ServiceError
 
 
@@ -24,6 +24,7 @@ def cmd_selfplay(args) -> int:
     import statistics
 
     Ruleset.load(args.ruleset)  # a bad name fails here, before any job
+    out = _output_folder(args.out, "GCG") if args.out else None
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(
         redis_url,
@@ -62,9 +63,7 @@ def cmd_selfplay(args) -> int:
     if failed:
         raise AnchorError("; ".join(f"{e['message']} [{e['code']}]" for e in failed))
     games = [g for r in results for g in protocol.games_of(r)]
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out is not None:
         for g in games:
             (out / f"{args.ruleset}-{g['seed']}.gcg").write_text(g["gcg"], encoding="utf-8")
     times = sorted(t for g in games for t in g["move_us"])
@@ -119,6 +118,7 @@ def cmd_train_leaves(args) -> int:
     from anchor.engine.training import train
 
     rules = Ruleset.load(args.ruleset)
+    out = output_file(args.out, "leave values (.klv2)")  # before the training, not after
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
     client = AnalysisClient(
         redis_url,
@@ -163,7 +163,7 @@ def cmd_train_leaves(args) -> int:
     print("  tile values, best to worst: " + " ".join(f"{k}{v:+.1f}" for k, v in best))
     print(f"  writing the value of every leave of up to {args.max_leave} tiles ...", flush=True)
     data = model.to_klv2(args.max_leave)
-    Path(args.out).write_bytes(data)
+    out.write_bytes(data)
     print(f"wrote {args.out}: {len(data):,} bytes ({time.perf_counter() - started:.1f} s in all)")
     return 0
 
@@ -182,8 +182,10 @@ def cmd_annotate(args) -> int:
         root = Path(given)
         if root.is_dir():
             files += [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*.gcg"))]
-        elif root.exists():
+        elif root.is_file():
             files.append((root.name, root))
+        elif root.exists():  # a FIFO or a device: reading it could wait forever
+            raise AnchorError(f"{given} is not a file or a folder of .gcg files")
         else:
             raise AnchorError(f"{given} does not exist")
     if not files:
@@ -289,17 +291,17 @@ def cmd_annotate(args) -> int:
     return 1 if failed else 0
 
 
-def _output_folder(given: str) -> Path:
-    """The report folder, made and checked before any work is done."""
+def _output_folder(given: str, what: str = "report") -> Path:
+    """The folder a command writes into, made and checked before any work is done."""
     out = Path(given)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise AnchorError(f"--out {given} is a file; give a folder for the report") from None
+        raise AnchorError(f"--out {given} is a file; give a folder for the {what}") from None
     except OSError as exc:
-        raise AnchorError(f"cannot make the report folder {given}: {exc.strerror}") from None
+        raise AnchorError(f"cannot make the {what} folder {given}: {exc.strerror}") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise AnchorError(f"cannot write into the report folder {given}")
+        raise AnchorError(f"cannot write into the {what} folder {given}")
     return out
 
 

@@ -145,8 +145,12 @@ class Lexicon:
             licence=licence,
         )
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        try:
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        except BaseException:  # a folder in the way, a full disk: leave nothing behind
+            tmp.unlink(missing_ok=True)
+            raise
         info.write(path)
         return info
 

@@ -47,8 +47,12 @@ class LexiconInfo:
         path = sidecar_path(kwg)
         tmp = path.with_name(path.name + ".tmp")
         data = {"format": FORMAT, **asdict(self)}
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         return path
 
     @classmethod

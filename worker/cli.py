@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from anchor.client.arguments import Parser, non_negative, port
+from anchor.client.arguments import Parser, log_level, non_negative, port, queue_name
 
 
 def build_parser() -> Parser:
@@ -29,6 +29,7 @@ def build_parser() -> Parser:
     p.add_argument(
         "--queue",
         action="append",
+        type=queue_name,
         help="queue(s) to serve, each with its lanes (default: anchor; its batch lane is "
         "anchor:batch)",
     )
@@ -61,7 +62,9 @@ def build_parser() -> Parser:
     p.add_argument("--metrics-port", type=port, help="serve Prometheus metrics on this port")
     p.add_argument("--metrics-host", default="127.0.0.1")
     p.add_argument("--log-format", choices=("json", "text"), default="json")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument(
+        "--log-level", type=log_level, default="INFO", help="DEBUG, INFO (default), WARNING, ..."
+    )
     p.add_argument(
         "--redis-password-file",
         help="read the Redis password from this file (default: $REDIS_PASSWORD_FILE, or "

@@ -1,0 +1,95 @@
+"""CLI rough edges a new user hits (issue 29): each ends with its exit code and one line
+naming the fix, no traceback, no work lost and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from anchor.engine import Lexicon, Ruleset
+
+from .conftest import ROOT
+
+
+def anchor(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "anchor.client.cli", *argv],
+        capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+    )  # fmt: skip
+
+
+def one_line(done: subprocess.CompletedProcess, code: int, message: str) -> None:
+    assert done.returncode == code, (done.stdout[-500:], done.stderr[-500:])
+    assert "Traceback" not in done.stderr
+    said = [ln for ln in done.stderr.splitlines() if not ln.startswith("{")]
+    assert len(said) == 1 and message in said[0], done.stderr
+
+
+def test_version():
+    from anchor.client.arguments import package_version
+
+    done = anchor("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"anchor {package_version()}"
+    assert package_version()[0].isdigit()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("worker", "--log-level", "BOGUS"), "'BOGUS' is not a log level"),
+        (("worker", "--queue", ""), "'' is not a queue name"),
+        (("analyze", "--rack", "AB", "--queue", "a b"), "'a b' is not a queue name"),
+    ],
+)
+def test_bad_worker_and_queue_arguments(argv, message):
+    one_line(anchor(*argv), 2, message)
+
+
+def test_a_closed_pipe_ends_quietly():
+    """`anchor analyze ... | head -2`: no "[Errno 32] Broken pipe", the status of a Unix
+    tool stopped by SIGPIPE."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "analyze", "--rack", "AEINS??"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader is gone; some 79,000 lines are still to come
+    assert proc.wait(120) == 141
+    assert proc.stderr.read() == b""
+
+
+def test_a_fifo_given_to_annotate_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "game.gcg"
+    os.mkfifo(fifo)
+    done = anchor("annotate", str(fifo), "--out", str(tmp_path / "report"), timeout=30)
+    one_line(done, 2, "is not a file or a folder of .gcg files")
+
+
+def test_every_out_is_checked_before_any_work(tmp_path):
+    missing = tmp_path / "no" / "such" / "x.klv2"
+    done = anchor("train-leaves", "--out", str(missing), "--games", "1")
+    one_line(done, 2, "no folder")
+    assert "iteration" not in done.stdout and not done.stdout.strip()  # no training ran
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    words = tmp_path / "words.txt"
+    words.write_text("CAT\nDOG\n")
+    done = anchor("build-lexicon", "--words", str(words), "--out", str(folder))
+    one_line(done, 2, "is a folder; give the lexicon (.kwg) file to write")
+    assert list(folder.iterdir()) == []  # no .tmp left behind
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    one_line(anchor("selfplay", "--games", "1", "--out", str(a_file)), 2, "is a file")
+
+
+def test_a_failed_save_leaves_no_temporary_file(tmp_path):
+    rules = Ruleset.load("english")
+    lexicon = Lexicon.build(["CAT", "DOG"], rules)
+    target = tmp_path / "in-the-way.kwg"
+    target.mkdir()  # a folder where the file should go
+    with pytest.raises(OSError):
+        lexicon.save(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in-the-way.kwg"]

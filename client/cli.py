@@ -284,21 +284,28 @@ def cmd_build_lexicon(args) -> int:
 
 def cmd_lexicon(args) -> int:
     """Install, list, verify or locate lexica (anchor.dictionaries)."""
+    folder = Path(args.dir) if args.dir else None
     if args.action == "install":
-        folder = Path(args.dir) if args.dir else None
         lexica.install(args.names, folder, force=args.force, say=_say)
         return 0
+    dirs = None
+    if folder is not None:
+        if not folder.is_dir():
+            raise AnchorError(f"--dir {args.dir} is not a folder")
+        dirs = [folder]
     if args.action == "path":
-        print(lexica.lexicon_path(args.names[0] if args.names else "english").resolve())
+        for name in args.names or ["english"]:
+            print(lexica.lexicon_path(name, dirs).resolve())
         return 0
-    found = {item.name: item for item in lexica.installed()}
+    found = {item.name: item for item in lexica.installed(dirs)}
     if args.action == "verify":
         names = args.names or sorted(found)
         if not names:
-            raise AnchorError("no lexicon is installed: run `anchor lexicon install`")
+            where = f"in {args.dir}" if dirs else "anywhere"
+            raise AnchorError(f"no lexicon is installed {where}: run `anchor lexicon install`")
         bad = 0
         for name in names:
-            path = lexica.lexicon_path(name)
+            path = lexica.lexicon_path(name, dirs)
             recipe = RECIPES.get(path.stem)
             problems = lexica.verify(path, recipe.kwg_sha256 if recipe else None)
             bad += bool(problems)
@@ -557,19 +564,28 @@ def build_parser() -> argparse.ArgumentParser:
         description="Lexica live in $ANCHOR_LEXICON_DIR or the per-user data folder; "
         "every command finds them there by name.",
     )
-    p.add_argument("action", choices=("install", "list", "verify", "path"))
-    p.add_argument(
-        "names",
-        nargs="*",
-        help=f"recipes ({', '.join(RECIPES)}); install's default: the default set",
-    )
-    p.add_argument(
-        "--dir",
-        help="install into this folder (default: $ANCHOR_LEXICON_DIR, "
-        "else the per-user data folder)",
-    )
-    p.add_argument("--force", action="store_true", help="rebuild even when installed and intact")
     p.set_defaults(func=cmd_lexicon)
+    actions = p.add_subparsers(dest="action", required=True)
+    for action, text, dir_help in (
+        ("install", "fetch, build and check pinned lexica (default: the default set)",
+         "install into this folder (default: $ANCHOR_LEXICON_DIR, else the per-user data "
+         "folder)"),
+        ("list", "the recipes, and what is installed where", "list only this folder"),
+        ("verify", "re-check installed lexica against their sidecars and pins",
+         "verify the lexica in this folder (default: where each name is found)"),
+        ("path", "print the file a name stands for", "look only in this folder"),
+    ):  # fmt: skip
+        a = actions.add_parser(action, help=text, description=text)
+        a.add_argument(
+            "names",
+            nargs="*",
+            help=f"recipes or installed names ({', '.join(RECIPES)}, ...)",
+        )
+        a.add_argument("--dir", help=dir_help)
+        if action == "install":
+            a.add_argument(
+                "--force", action="store_true", help="rebuild even when installed and intact"
+            )
 
     p = sub.add_parser("build-lexicon", help="build a .kwg lexicon from a word list")
     p.add_argument("--ruleset", default="english")

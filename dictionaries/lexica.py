@@ -61,18 +61,24 @@ def is_path(name_or_path: str) -> bool:
     return Path(name_or_path).suffix == ".kwg" or os.sep in name_or_path or "/" in name_or_path
 
 
-def lexicon_path(name_or_path: str) -> Path:
-    """The file a lexicon name or path stands for; LexiconError when there is none."""
+def lexicon_path(name_or_path: str, dirs: list[Path] | None = None) -> Path:
+    """The file a lexicon name or path stands for, a name looked up in `dirs` (default: the
+    search folders); LexiconError when there is none."""
     candidate = Path(name_or_path)
     if is_path(name_or_path):
         if candidate.is_file():
             return candidate
+        if candidate.is_dir():
+            raise LexiconError(f"lexicon {name_or_path} is a folder; give a .kwg file")
+        if candidate.exists():
+            raise LexiconError(f"lexicon {name_or_path} is not a regular file; give a .kwg file")
         raise LexiconError(f"lexicon file {name_or_path} does not exist")
-    for folder in search_dirs():
+    dirs = search_dirs() if dirs is None else dirs
+    for folder in dirs:
         path = folder / f"{name_or_path}.kwg"
         if path.is_file():
             return path
-    looked = ", ".join(str(d) for d in search_dirs())
+    looked = ", ".join(str(d) for d in dirs)
     hint = (
         f"run `anchor lexicon install {name_or_path}`"
         if name_or_path in RECIPES
@@ -110,10 +116,11 @@ class Installed:
     info: LexiconInfo | None
 
 
-def installed() -> Iterator[Installed]:
-    """Every NAME.kwg in the search folders, the one a name resolves to first."""
+def installed(dirs: list[Path] | None = None) -> Iterator[Installed]:
+    """Every NAME.kwg in `dirs` (default: the search folders), the one a name resolves to
+    first."""
     seen: set[str] = set()
-    for folder in search_dirs():
+    for folder in search_dirs() if dirs is None else dirs:
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.kwg")):

@@ -93,3 +93,60 @@ def test_a_failed_save_leaves_no_temporary_file(tmp_path):
     with pytest.raises(OSError):
         lexicon.save(target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in-the-way.kwg"]
+
+
+ENGLISH_KWG = ROOT / "dictionaries" / "build" / "english.kwg"
+
+
+@pytest.fixture
+def lexicon_dir(tmp_path):
+    """A folder holding the default English lexicon and its sidecar."""
+    import shutil
+
+    folder = tmp_path / "lexica"
+    folder.mkdir()
+    for name in ("english.kwg", "english.kwg.json"):
+        shutil.copy(ENGLISH_KWG.parent / name, folder / name)
+    return folder
+
+
+def test_lexicon_dir_is_the_folder_looked_in(lexicon_dir, tmp_path):
+    """`--dir` anywhere on the line; `path` and `verify` look only there (verify of a
+    corrupt folder checked another one and said ok; path ignored --dir)."""
+    done = anchor("lexicon", "path", "english", "--dir", str(lexicon_dir))
+    assert done.returncode == 0 and done.stdout.strip() == str(
+        (lexicon_dir / "english.kwg").resolve()
+    )
+    assert anchor("lexicon", "verify", "--dir", str(lexicon_dir)).returncode == 0
+    with open(lexicon_dir / "english.kwg", "ab") as fh:
+        fh.write(b"\0\0\0\0")
+    done = anchor("lexicon", "verify", "--dir", str(lexicon_dir))
+    assert done.returncode == 1 and str(lexicon_dir) in done.stdout and "sha256" in done.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line(anchor("lexicon", "path", "english", "--dir", str(empty)), 2, f"in {empty}")
+    one_line(anchor("lexicon", "verify", "--dir", str(empty)), 2, "no lexicon is installed in")
+
+
+def test_lexicon_install_takes_dir_before_the_names(lexicon_dir):
+    done = anchor("lexicon", "install", "--dir", str(lexicon_dir), "english")
+    assert done.returncode == 0, done.stderr  # intact: nothing to do, and not "unrecognized"
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_lexicon_path_that_is_not_a_file_says_what_it_is(tmp_path, kind):
+    target = tmp_path / "x.kwg"
+    if kind == "folder":
+        target.mkdir()
+    else:
+        os.mkfifo(target)
+    said = "is a folder" if kind == "folder" else "is not a regular file"
+    one_line(anchor("analyze", "--rack", "AB", "--lexicon", str(target)), 2, said)
+
+
+def test_a_worker_refusing_a_lexicon_names_the_users_file(tmp_path):
+    bad = tmp_path / "bad.kwg"
+    bad.write_bytes(b"garbage!")
+    done = anchor("worker", "--lexicon", f"bad={bad}", "--redis-url", "redis://127.0.0.1:1/0")
+    one_line(done, 2, f"{bad} is not a usable KWG file")
+    assert "anchor-lexica" not in done.stderr  # not the snapshot it maps

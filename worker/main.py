@@ -23,7 +23,7 @@ from anchor.client import protocol as p
 from anchor.client.connection import ServiceError, connect, redacted
 from anchor.client.serializer import MsgpackSerializer
 from anchor.dictionaries.lexica import lexicon_path, search_dirs
-from anchor.engine import LexiconInfo, Ruleset
+from anchor.engine import AnchorError, LexiconInfo, Ruleset
 from anchor.engine.rules import builtin_names
 
 from . import logs
@@ -117,7 +117,13 @@ def _open_lexica(
         leave_paths=dict(leave_paths or {}),
         rulesets={spec.name: spec.ruleset for spec in lexica},
     )
-    solvers = registry.preload([(spec.ruleset, spec.name) for spec in lexica])
+    solvers = []
+    for spec in lexica:
+        try:
+            solvers += registry.preload([(spec.ruleset, spec.name)])
+        except (AnchorError, p.ProtocolError) as exc:  # the user's file, not its snapshot
+            said = getattr(exc, "message", None) or str(exc)
+            raise ValueError(said.replace(paths[spec.name], spec.path)) from None
     for leaves_name in leave_paths or {}:  # open (and check) leave files before any job too
         ruleset = next((s.ruleset for s in lexica if s.name == leaves_name), "english")
         registry.leaves(ruleset, leaves_name, leaves_name)

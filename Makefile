@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
-.PHONY: demo test bench instructions fuzz soak dictionaries lint clean redis-server chromium \
+.PHONY: demo test test-fast bench instructions fuzz soak dictionaries lint clean redis-server chromium \
 	install-redis-server install-chromium
 
 $(STAMP): pyproject.toml setup.py $(wildcard engine/*.c) $(wildcard engine/*.h)
@@ -25,6 +25,11 @@ demo: $(STAMP) $(ENGLISH_KWG)
 
 test: $(STAMP) $(LEXICA) redis-server chromium
 	$(PY) -m pytest -q
+
+# The suite without the tests that start services, build packages, sanitize or open a
+# browser (pyproject: markers): what a developer runs while working; CI runs `make test`.
+test-fast: $(STAMP) $(LEXICA)
+	$(PY) -m pytest -q -m "not (service or install or sanitizer or subprocess or browser)"
 
 # System packages the suite uses: redis-server (the service tests start their own; make
 # test cannot pass without it) and Chromium (the report is checked in a headless browser;

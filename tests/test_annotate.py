@@ -193,6 +193,7 @@ def png_pixels(path: Path) -> bytes:
     return zlib.decompress(idat)
 
 
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(report, tmp_path):
     if not chromium():
         pytest.skip("Chromium is not installed and `make test` could not install it (apt)")

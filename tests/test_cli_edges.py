@@ -13,6 +13,8 @@ from anchor.engine import Lexicon, Ruleset
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.subprocess  # not in `make test-fast` (pyproject: markers)
+
 
 def anchor(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(

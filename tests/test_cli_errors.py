@@ -16,6 +16,8 @@ from anchor.engine import Board, InputError, Ruleset, Solver
 from .conftest import DATA, ROOT, data_path
 from .service import free_port
 
+pytestmark = pytest.mark.subprocess  # not in `make test-fast` (pyproject: markers)
+
 EMPTY = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15"
 TWL06_KLV2 = DATA / "kwg" / "TWL06.klv2"
 

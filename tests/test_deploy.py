@@ -18,6 +18,8 @@ from anchor.worker.cli import build_parser
 from .conftest import ROOT
 from .service import free_port, wait_until
 
+pytestmark = pytest.mark.subprocess  # not in `make test-fast` (pyproject: markers)
+
 DEPLOY = ROOT / "deploy"
 JOB_TIMEOUT = 30  # AnalysisClient's default job timeout
 

@@ -25,6 +25,8 @@ from anchor.client.connection import connect
 from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, http_status, wait_until
 
+pytestmark = pytest.mark.service  # not in `make test-fast` (pyproject: markers)
+
 BENCH = [
     ln
     for ln in data_path("bench", "positions.cgp").read_text().splitlines()

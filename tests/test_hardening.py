@@ -24,6 +24,8 @@ from anchor.client.client import AnalysisClient, ServiceError
 from .conftest import data_path
 from .service import TWL06, RedisServer, WorkerProcess, run_worker, wait_until
 
+pytestmark = pytest.mark.service  # not in `make test-fast` (pyproject: markers)
+
 BENCH = [
     ln
     for ln in data_path("bench", "positions.cgp").read_text().splitlines()

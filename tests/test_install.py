@@ -26,6 +26,8 @@ from anchor.client.protocol import Position, Request, move_dicts
 from .conftest import ROOT
 from .service import RedisServer, free_port, wait_until
 
+pytestmark = pytest.mark.install  # not in `make test-fast` (pyproject: markers)
+
 CACHE = ROOT / "dictionaries" / "build" / "cache"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 

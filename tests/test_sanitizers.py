@@ -15,6 +15,8 @@ import pytest
 
 from .conftest import DATA, ROOT
 
+pytestmark = pytest.mark.sanitizer  # not in `make test-fast` (pyproject: markers)
+
 
 def runtime(name: str) -> str | None:
     try:

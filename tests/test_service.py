@@ -25,6 +25,8 @@ from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, run_worker, wait_until
 from .test_protocol import BAD_INPUTS, ENGINE_ERRORS
 
+pytestmark = pytest.mark.service  # not in `make test-fast` (pyproject: markers)
+
 BENCH = [
     ln
     for ln in data_path("bench", "positions.cgp").read_text().splitlines()

@@ -140,13 +140,27 @@ def cmd_analyze(args) -> int:
         found = f"the top {len(moves)} plays"
     else:
         found = f"top {len(moves)} of {total} plays" if len(moves) < total else f"{total} plays"
-    where = "via Redis" if redis_url else "in-process"
-    print(f"Rack {rack}: {found} ({elapsed * 1e3:.2f} ms, {where})")
+    on = "" if args.cgp or args.board else " on an empty board"
+    print(f"Rack {rack}{on}: {found} ({_timing(result, elapsed, redis_url)})")
     width = max((len(m["notation"]) for m in moves), default=0)
+    by_equity = any("equity" in m for m in moves)
+    if by_equity:
+        print(f"{'':>7}{'play':<{width}}  {'score':>5}  {'equity':>8}")
     for rank, m in enumerate(moves, 1):
         equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""
-        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>4}{equity}")
+        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>{5 if by_equity else 4}}{equity}")
     return 0
+
+
+def _timing(result: dict, elapsed: float, redis_url: str | None) -> str:
+    """Where the time went: generating the plays, and the whole call (opening the
+    lexicon in-process, or the queue's round trip)."""
+    where = "via Redis" if redis_url else "in-process"
+    generate = (result.get("timings") or {}).get("generate_us")
+    if generate is None:
+        return f"{elapsed * 1e3:.2f} ms, {where}"
+    extra = "the queue's round trip" if redis_url else "opening the lexicon"
+    return f"generated in {generate:,.0f} µs; {elapsed * 1e3:.2f} ms {where} with {extra}"
 
 
 def _simulate(args) -> int:
@@ -372,10 +386,14 @@ def _position_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rack", help="the rack, e.g. AEINRS? (default: the CGP's player to move)")
 
 
-RULESET_HELP = (
-    "english (default), russian, erudit or a .toml file; without it, the ruleset the "
-    "lexicon was built for"
-)
+def ruleset_help(default: str = "english") -> str:
+    """--ruleset's help, the built-ins listed once with the command's default marked."""
+    builtin = ("english", "russian", "erudit")
+    names = ", ".join(f"{n} (default)" if n == default else n for n in builtin)
+    return f"{names} or a .toml file; without it, the ruleset the lexicon was built for"
+
+
+RULESET_HELP = ruleset_help()
 
 
 def resolve_ruleset(args) -> None:
@@ -516,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
-    p.add_argument("--ruleset", help=RULESET_HELP.replace("english", "russian", 1))
+    p.add_argument("--ruleset", help=ruleset_help("russian"))
     p.set_defaults(default_ruleset="russian")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
     p.add_argument("--games", type=positive, default=1000, help="games per iteration")

@@ -152,3 +152,25 @@ def test_a_worker_refusing_a_lexicon_names_the_users_file(tmp_path):
     done = anchor("worker", "--lexicon", f"bad={bad}", "--redis-url", "redis://127.0.0.1:1/0")
     one_line(done, 2, f"{bad} is not a usable KWG file")
     assert "anchor-lexica" not in done.stderr  # not the snapshot it maps
+
+
+def test_analyze_says_what_it_analysed_and_where_the_time_went():
+    """An empty board is said, not silently assumed; generation time apart from the
+    lexicon's opening; the equity columns have a header."""
+    done = anchor("analyze", "--rack", "AEINRST", "--top", "2")
+    head = done.stdout.splitlines()[0]
+    assert "on an empty board" in head and "generated in" in head and "opening the lexicon" in head
+    cgp = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15 AEINRST/ 0/0 0"
+    assert "empty board" not in anchor("analyze", "--cgp", cgp, "--top", "1").stdout
+    kwg = ROOT.parent / "shared" / "data" / "kwg"
+    done = anchor(
+        "analyze", "--rack", "AEINRST", "--top", "2", "--lexicon", str(kwg / "TWL06.kwg"),
+        "--leaves", str(kwg / "TWL06.klv2"),
+    )  # fmt: skip
+    assert done.stdout.splitlines()[1].split() == ["play", "score", "equity"]
+
+
+def test_train_leaves_help_lists_each_ruleset_once():
+    done = anchor("train-leaves", "--help")
+    text = " ".join(done.stdout.split())
+    assert "english, russian (default), erudit or a .toml file" in text

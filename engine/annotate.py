@@ -3,6 +3,7 @@ cost. Pure computation over a parsed GCG game; client/report.py renders the resu
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +22,11 @@ ANALYSED = (PLAY, EXCHANGE, PASS)
 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
 
+
+
+def _float32(value: float) -> float:
+    """`value` rounded to a C float, the precision of the generator's equities."""
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 def annotate_game(
     game: Game,
@@ -145,7 +151,7 @@ def _alternatives(
     if kept is not None:
         extra["leave"] = _letters(solver.rules, kept)
     if kept is not None and leaves is not None:
-        made_equity = made + leaves.value(kept)
+        made_equity = _float32(made + _float32(leaves.value(kept)))  # as the generator adds
         equities = moves.equities() or []
         best_equity = equities[0] if equities else made_equity
         extra.update(
@@ -153,7 +159,9 @@ def _alternatives(
             equity=round(made_equity, 3),
             equity_given_up=round(max(0.0, best_equity - made_equity), 3),
             best_equities=[round(e, 3) for e in equities[:top]],
-            equity_rank=1 + bisect_left(equities, -(made_equity + 1e-6), key=neg),
+            # one precision, one comparison: the plays worth strictly more, in float32 as
+            # the generator ranks them (ties share a rank); none for a play not in the lexicon
+            equity_rank=1 + bisect_left(equities, -made_equity, key=neg) if legal else None,
         )
     if sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
         extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))

@@ -235,8 +235,8 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     assert html.count("← played") == 26  # the play made, in every table
     assert html.count("<th>leave</th>") == 26 and html.count(">equity</th>") == 26
     assert html.count("⋯") == len(outside)
-    for t in outside:
-        assert f"{t['equity_rank']}</td><td>{t['played']}" in html
+    for t in outside:  # a play not in the lexicon has no rank: "–"
+        assert f"{t['equity_rank'] or '–'}</td><td>{t['played']}" in html
     assert html.count("Score after this turn:") == 26
     players = line["annotation"]["players"]
     totals = {}
@@ -332,3 +332,21 @@ def test_a_forked_process_that_dies_is_a_clear_error(monkeypatch):
     with pytest.raises(ServiceError, match="a process running the jobs died"):
         client.analyze_many([game, game, b"die", game])
     assert [r["ok"] for r in client.analyze_many([game, game])] == [True, True]
+
+
+def test_equity_rank_and_equity_given_up_agree(solver):
+    """One precision and one comparison: a play with no equity given up ranks first (QUOTH,
+    turn 24, was "rank 2" beside "0.0 given up": float32 against float64), and a play
+    not in the lexicon (TILAX, turn 5) gets no rank at all."""
+    from anchor.engine.leaves import Leaves
+
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
+    annotation = annotate_game(read_gcg(game_path("doug_v_emely.gcg")), solver, leaves=leaves)
+    turns = [t for t in annotation["turns"] if t.get("analysed") and t["kind"] == "play"]
+    for turn in turns:
+        if not turn["legal"]:
+            assert turn["equity_rank"] is None and turn["rank"] is None, turn
+        else:
+            assert (turn["equity_rank"] == 1) == (turn["equity_given_up"] == 0), turn
+    assert annotation["turns"][24]["equity_rank"] == 1
+    assert not annotation["turns"][5]["legal"] and annotation["turns"][5]["equity_rank"] is None

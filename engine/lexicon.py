@@ -114,6 +114,11 @@ class Lexicon:
         place (a truncated mapping kills the process with SIGBUS). A long-running worker
         maps a private snapshot instead (worker/snapshot.py)."""
         path = os.fspath(path)
+        if not os.path.exists(path) and os.sep not in path and not path.endswith(".kwg"):
+            raise LexiconError(
+                f"no file {path!r}: Lexicon.open takes a .kwg path; to open an installed "
+                f"lexicon by name, use anchor.dictionaries.open_lexicon({path!r}, rules)"
+            )
         info = LexiconInfo.read(path)
         if info is not None:
             info.check_alphabet(path, rules.name, "".join(rules.alphabet))

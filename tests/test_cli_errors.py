@@ -117,7 +117,8 @@ def test_leaves_by_path_imply_equity(capsys):
     argv = ["analyze", "--lexicon", kwg, "--rack", "AEINRST", "--top", "3"]
     assert cli.main([*argv, "--leaves", str(TWL06_KLV2)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines[1].split()) == 5  # rank, coordinate, word, score and equity
+    assert lines[1].split() == ["play", "score", "equity"]  # the columns' header
+    assert len(lines[2].split()) == 5  # rank, coordinate, word, score and equity
     assert cli.main(argv) == 0
     assert len(capsys.readouterr().out.splitlines()[1].split()) == 4
 

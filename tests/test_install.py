@@ -30,6 +30,7 @@ pytestmark = pytest.mark.install  # not in `make test-fast` (pyproject: markers)
 
 CACHE = ROOT / "dictionaries" / "build" / "cache"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+README = (ROOT / "README.md").read_text()
 
 
 def make_venv(folder: Path) -> Path:
@@ -110,6 +111,11 @@ def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):
     assert re.search(rf"^english .* {re.escape(str(user_dir))}/english.kwg ", listed.stdout, re.M)
     verify = run(["anchor", "lexicon", "verify"], elsewhere, env)
     assert verify.returncode == 0 and "english: ok" in verify.stdout
+    # the README's Python snippet, as written, from the wheel, outside any checkout
+    (snippet,) = re.findall(r"```python\n(.*?)```", README.split("## What it is")[1], re.S)[:1]
+    readme = run([str(bin_dir / "python"), "-c", snippet], elsewhere, env)
+    assert readme.returncode == 0, readme.stderr[-2000:]
+    assert "total" in readme.stdout and "Traceback" not in readme.stderr
 
     # ANCHOR_LEXICON_DIR moves both the install and the search
     other = tmp_path / "shared-lexica"

@@ -132,7 +132,8 @@ def test_the_cli_takes_the_ruleset_from_the_lexicon(lexicon_dir, capsys):
         shutil.copy(BUILD / f"{name}.kwg.json", lexicon_dir / f"{name}.kwg.json")
     assert main(["analyze", "--lexicon", "russian", "--rack", "АБВГДЕЁ", "--top", "1"]) == 0
     out = capsys.readouterr().out
-    assert "Rack АБВГДЕЁ:" in out and "1. 8H БЕГА    16" in out  # the Russian board and words
+    assert "Rack АБВГДЕЁ on an empty board:" in out
+    assert "1. 8H БЕГА    16" in out  # the Russian board and words
     assert main(["analyze", "--lexicon", "english", "--ruleset", "russian", "--rack", "АБВ"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds english words" in err

@@ -214,3 +214,14 @@ def test_reads_the_shared_kwg_file_readonly(magpie_twl06):
     assert magpie_twl06.node_count == data_path("kwg", "TWL06.kwg").stat().st_size // 4
     with pytest.raises(TypeError):
         magpie_twl06.buffer[0] = 1
+
+
+def test_a_name_given_to_lexicon_open_points_to_open_lexicon():
+    """Lexicon.open takes a file; a bare name says where names are opened (the engine knows
+    nothing of where lexica are installed)."""
+    from anchor.dictionaries import open_lexicon
+
+    rules = Ruleset.load("english")
+    with pytest.raises(LexiconError, match=r"anchor\.dictionaries\.open_lexicon\('english'"):
+        Lexicon.open("english", rules)
+    assert len(open_lexicon("english", rules)) > 100_000

@@ -341,3 +341,20 @@ def test_the_protocols_simulation_bounds_are_the_engines():
     assert p.MAX_SIM_CANDIDATES == simulate.MAX_CANDIDATES
     assert p.MAX_SIM_PLIES == simulate.MAX_PLIES
     assert p.SIM_RANKS == simulate.RANKS
+
+
+def test_sigterm_during_maintenance_stops_the_worker(registry, monkeypatch):
+    """RQ's SIGTERM handler raises StopRequested wherever an idle worker is; maintenance
+    must let it through (it swallowed it, and the worker ran on until SIGKILL)."""
+    from rq.exceptions import StopRequested
+
+    worker = fake_worker(FakeRedis(), registry)
+
+    def interrupted(*args, **kwargs):
+        raise StopRequested()
+
+    monkeypatch.setattr(worker, "clean_registries", interrupted)
+    with pytest.raises(StopRequested):
+        worker.run_maintenance_tasks()
+    monkeypatch.setattr(worker, "clean_registries", lambda: 1 / 0)
+    worker.run_maintenance_tasks()  # any other failure is logged and waits for the next round

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis import Redis
+from rq.exceptions import StopRequested
 
 from anchor.client import protocol as p
 from anchor.client.connection import ServiceError, connect, redacted
@@ -309,12 +310,17 @@ def work_until_stopped(
         if worker.stopping or burst or max_jobs:
             return
         HEALTH.trouble()
-        if time.monotonic() - started < QUICK_EXIT:
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
-        else:
-            delay = 0.1
-        _wait_for_writes(worker)
+        try:  # RQ's SIGTERM handler raises StopRequested wherever an idle worker is
+            if time.monotonic() - started < QUICK_EXIT:
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            else:
+                delay = 0.1
+            _wait_for_writes(worker)
+        except StopRequested:
+            return
+        if worker.stopping:
+            return
         log.info("Redis takes writes again; taking jobs")
 
 

@@ -37,6 +37,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker, worker_registration
+from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import JobStatus
 from rq.registry import clean_registries
@@ -391,6 +392,8 @@ class AnchorWorker(SimpleWorker):
             except UnicodeDecodeError:
                 self.scrub()
                 super().run_maintenance_tasks()
+        except StopRequested:  # SIGTERM while cleaning: stop, as between jobs
+            raise
         except Exception as exc:
             if not redis_trouble(exc):
                 log.exception("maintenance failed; trying again next round")

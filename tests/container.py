@@ -41,7 +41,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
-HOST_FOLDERS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/root/.pyenv", "/work")
+# The host's system and Python, and the checkout's folder (its venv stands in for the
+# image's Python; CI clones it anywhere), bind-mounted read-only.
+HOST_FOLDERS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/root/.pyenv", str(ROOT.parent))
 PATH = f"{ROOT}/.venv/bin:/usr/local/bin:/usr/bin:/bin"  # the image's Python, stood in for
 
 
@@ -247,7 +249,7 @@ def _build_root(root: Path, c: Container, hosts: Path) -> None:
             continue
         target = root / folder.lstrip("/")
         target.mkdir(parents=True, exist_ok=True)
-        if folder == "/root/.pyenv":
+        if folder.startswith("/root/"):
             (root / "root").chmod(0o711)  # the stand-in Python lives under /root
         _mount("--rbind", folder, str(target))
         _mount("-o", "remount,bind,ro", str(target))
@@ -256,7 +258,7 @@ def _build_root(root: Path, c: Container, hosts: Path) -> None:
         (root / folder.lstrip("/")).mkdir(exist_ok=True)
         _mount("--rbind", folder, str(root / folder.lstrip("/")))
     _mount("-t", "tmpfs", "-o", "mode=1777", "tmpfs", str(root / "dev" / "shm"))
-    (root / "tmp").mkdir(mode=0o1777)
+    (root / "tmp").mkdir(exist_ok=True)  # on the root: read-only when the root is
     (root / "tmp").chmod(0o1777)
     workdir = root / c.workdir.lstrip("/")
     workdir.mkdir(parents=True, exist_ok=True)

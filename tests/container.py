@@ -213,10 +213,15 @@ def compose_secret_setup(compose_text: str) -> dict[str, int]:
     line = next(ln for ln in compose_text.splitlines() if " install " in ln and "secrets/" in ln)
     words = shlex.split(line.lstrip("# ").split("|", 1)[1])
     opts = {words[i]: words[i + 1] for i in range(len(words) - 1) if words[i].startswith("-")}
-    owner = {"root": 0}.get(opts.get("-o", "root"), None)
-    owner = int(opts["-o"]) if owner is None else owner
-    group = opts.get("-g", "0")
-    return {"mode": int(opts["-m"], 8), "uid": owner, "gid": 0 if group == "root" else int(group)}
+
+    def number(name: str) -> int:  # install's -o/-g: a number, or root
+        return 0 if name == "root" else int(name)
+
+    return {
+        "mode": int(opts["-m"], 8),
+        "uid": number(opts.get("-o", "root")),
+        "gid": number(opts.get("-g", "root")),
+    }
 
 
 # ------------------------------------------------------------------ running it

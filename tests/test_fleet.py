@@ -139,6 +139,30 @@ def _members(r, key) -> list[bytes]:
     return []
 
 
+WRONG_TYPES = [(":intermediate", "string"), (":batch", "hash"), (":intermediate:seen", "list")]
+
+
+@pytest.mark.parametrize("suffix, kind", WRONG_TYPES)
+def test_a_lane_key_of_the_wrong_type_never_stops_a_worker(server, queue, workers, suffix, kind):
+    """`SET rq:queue:anchor:intermediate x` made every dequeue fail with WRONGTYPE, for good:
+    such a key holds no job, so it is removed and logged, and every job is answered."""
+    worker = workers()
+    r = server.client()
+    key = f"rq:queue:{queue}{suffix}"
+    {"string": lambda: r.set(key, "x"), "hash": lambda: r.hset(key, "a", "b"),
+     "list": lambda: r.rpush(key, "x")}[kind]()  # fmt: skip
+    if suffix != ":intermediate:seen":  # the seen hash goes at the next maintenance round
+        wait_until(lambda: r.type(key) != kind.encode(), 10, f"{key} to go")
+    client = AnalysisClient(server.url, queue=queue)
+    batch = AnalysisClient(server.url, queue=queue, lane=p.BATCH)
+    jobs = [client.submit(request(cgp=BENCH[i % 6])) for i in range(5)]
+    jobs += [batch.submit(request(cgp=BENCH[i % 6])) for i in range(5)]
+    assert all(client.result(job, timeout=30)["ok"] for job in jobs)
+    wait_until(lambda: r.type(key) != kind.encode(), 10, f"{key} to go")
+    assert worker.proc.poll() is None
+    assert "removed a key of the wrong type" in worker.log.read_text()
+
+
 # ----------------------------------------------------------- Redis full
 def test_a_job_running_when_redis_fills_stays_started_and_is_answered_once(
     tmp_path_factory, tmp_path

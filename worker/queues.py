@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from redis import Redis
-from redis.exceptions import WatchError
+from redis.exceptions import ResponseError, WatchError
 from rq import Queue
 from rq.exceptions import DequeueTimeout
 from rq.executions import WORKER_EXECUTIONS_KEY_TEMPLATE
@@ -110,7 +110,7 @@ class AnchorQueue(Queue):
         None at once when `until` is None and all are empty; DequeueTimeout at `until`."""
         while True:
             for queue in queues:
-                raw = connection.lmove(queue.key, queue.intermediate_queue_key)
+                raw = _moved(connection, queue.key, queue.intermediate_queue_key)
                 if raw is not None:
                     return queue, raw
             if until is None:
@@ -120,10 +120,40 @@ class AnchorQueue(Queue):
                 raise DequeueTimeout(0, queues[0].key)
             first = queues[0]
             wait = left if len(queues) == 1 else min(left, LANE_POLL)
-            raw = connection.blmove(first.key, first.intermediate_queue_key, max(wait, 0.01))
+            raw = _moved(connection, first.key, first.intermediate_queue_key, max(wait, 0.01))
             HEALTH.beat(redis_ok=True)
             if raw is not None:
                 return first, raw
+
+
+def _moved(connection: Redis, source: str, target: str, wait: float | None = None):
+    """LMOVE (BLMOVE when `wait`) from a lane to its intermediate list. Anyone may write to
+    Redis: a lane or list key holding another type (a string, a hash) would fail every
+    dequeue for good; it holds no job a worker could take, so it is removed and logged."""
+    try:
+        if wait is None:
+            return connection.lmove(source, target)
+        return connection.blmove(source, target, wait)
+    except ResponseError as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        _drop_wrong_types(connection, source, target)
+        return None
+
+
+def _drop_wrong_types(connection: Redis, *keys: str, kind: bytes = b"list") -> None:
+    for key in keys:
+        found = connection.type(key)
+        if found not in (kind, b"none") and connection.delete(key):
+            log.warning(
+                "removed a key of the wrong type",
+                extra={
+                    "key": key,
+                    "type": found.decode(errors="replace"),
+                    "expected": kind.decode(),
+                },
+            )
+            METRICS.inc("anchor_bad_ids_removed_total")
 
 
 def recover_stranded(queue: Queue, now: float | None = None) -> list[str]:
@@ -134,8 +164,15 @@ def recover_stranded(queue: Queue, now: float | None = None) -> list[str]:
     key = queue.intermediate_queue_key
     seen_key = f"{key}:seen"
     now = time.time() if now is None else now
-    members = connection.lrange(key, 0, -1)
-    seen = connection.hgetall(seen_key)
+    try:
+        members = connection.lrange(key, 0, -1)
+        seen = connection.hgetall(seen_key)
+    except ResponseError as exc:  # a key of another type, written by anyone: removed
+        if "WRONGTYPE" not in str(exc):
+            raise
+        _drop_wrong_types(connection, key)
+        _drop_wrong_types(connection, seen_key, kind=b"hash")
+        return []
     back = []
     for raw in dict.fromkeys(members):
         job_id = _text(raw)

@@ -252,7 +252,7 @@ def run(args) -> int:
     except ValueError as exc:  # RQ: "There exists an active worker named ..."
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2
-    log.info("worker stopped")
+    log.info("worker stopped", extra={"signal": "SIGTERM" if worker.stopping else None})
     return 0
 
 

@@ -107,6 +107,11 @@ class AnchorWorker(SimpleWorker):
         self.stopping = True
         return super().request_stop(signum, frame)
 
+    def handle_warm_shutdown_request(self) -> None:
+        """Nothing here: RQ logs at this point, inside the SIGTERM handler, and a line
+        written while the main thread is writing one is a reentrant write to stderr (a
+        'Logging error' traceback in the log). The work loop logs the stop instead."""
+
     def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
 

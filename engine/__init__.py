@@ -1,13 +1,14 @@
 """Anchor engine: rulesets, boards, KWG lexica, scoring, validation and move generation."""
 
 from .board import ACROSS, DOWN, Board
+from .endgame import Endgame
 from .errors import AnchorError, InputError, LexiconError, RulesetError, WorkLimitError
 from .leaves import Leaves
 from .lexicon import BuildReport, Lexicon
 from .lexicon_info import LexiconInfo
 from .moves import Move, MoveList
 from .notation import Play, Position, parse_cgp, parse_play, parse_rack
-from .rules import Ruleset
+from .rules import EndRules, Ruleset
 from .scoring import Score, TileScore, Validation, WordScore, score_play, validate_play
 from .solver import Solver
 
@@ -17,6 +18,8 @@ __all__ = [
     "AnchorError",
     "Board",
     "BuildReport",
+    "EndRules",
+    "Endgame",
     "InputError",
     "Leaves",
     "Lexicon",

@@ -5,6 +5,7 @@
  * released around it.
  */
 #include "core.h"
+#include "endgame.h"
 #include "kwg_check.h"
 #include "leave_table.h"
 
@@ -180,7 +181,10 @@ PyMODINIT_FUNC PyInit__movegen(void) {
         PyModule_AddIntConstant(m, "MAX_RACK", MAX_RACK) < 0 ||
         PyModule_AddIntConstant(m, "MAX_TILE_VALUE", MAX_TILE_VALUE) < 0 ||
         PyModule_AddIntConstant(m, "MAX_BINGO", MAX_BINGO) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_SCORE", MAX_SCORE) < 0) {
+        PyModule_AddIntConstant(m, "MAX_SCORE", MAX_SCORE) < 0 ||
+        PyModule_AddIntConstant(m, "ENDGAME_MAX_PLIES", ENDGAME_MAX_PLIES) < 0 ||
+        PyModule_AddIntConstant(m, "ENDGAME_MIN_TABLE", ENDGAME_MIN_TABLE) < 0 ||
+        PyModule_AddIntConstant(m, "ENDGAME_MAX_TABLE", ENDGAME_MAX_TABLE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

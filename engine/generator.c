@@ -8,6 +8,7 @@
 #include "kwg_check.h"
 #include "leave_table.h"
 #include "playout.h"
+#include "endgame.h"
 
 static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
@@ -468,11 +469,91 @@ PyDoc_STRVAR(describe_doc,
 "(board.cell_text). With lists, each entry is a list and placed squares are lists (the\n"
 "protocol's compact move array).");
 
+
+PyDoc_STRVAR(endgame_doc,
+"endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
+"        scoreless_loses_own) -> (value, depth, exact, nodes, line)\n\n"
+"The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
+"counts each); iterations 1..plies until one is exact; 2^table_bits table entries;\n"
+"`passed`: the last turn was a pass; budget: seconds (0: none): past it, the deepest\n"
+"iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
+"the board the ones before it leave (length 0: a pass).");
+
+static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
+                            "going_out", "stuck_loses_own", "scoreless_loses_own", NULL};
+    Py_buffer cells_view, rack_views[2];
+    int plies, table_bits, passed;
+    double budget;
+    EndRules end;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp", names, &cells_view, &rack_views[0],
+                                     &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
+                                     &end.stuck_loses_own, &end.scoreless_loses_own))
+        return NULL;
+    const Rules *r = &self->rules;
+    const int ncells = r->rows * r->cols;
+    PyObject *result = NULL;
+    uint8_t racks[2][MAX_LETTERS + 1] = {{0}};
+    if (cells_view.len != ncells || rack_views[0].len != r->alphabet + 1 || rack_views[1].len != r->alphabet + 1) {
+        PyErr_Format(PyExc_ValueError, "endgame: %d board cells and %d rack counts expected", ncells, r->alphabet + 1);
+        goto out;
+    }
+    if (plies < 1 || plies > ENDGAME_MAX_PLIES || table_bits < ENDGAME_MIN_TABLE || table_bits > ENDGAME_MAX_TABLE ||
+        !(budget >= 0.0 && budget <= 1e6) || end.going_out < 0 || end.going_out > 10) {
+        PyErr_Format(PyExc_ValueError, "endgame: plies 1..%d, table_bits %d..%d, budget 0..1e6 s, going_out 0..10",
+                     ENDGAME_MAX_PLIES, ENDGAME_MIN_TABLE, ENDGAME_MAX_TABLE);
+        goto out;
+    }
+    const uint8_t *board = cells_view.buf;
+    for (int i = 0; i < ncells; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet || (board[i] & ~(BLANK_FLAG | TILE_MASK)))) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    for (int side = 0; side < 2; side++) {
+        int total = 0;
+        memcpy(racks[side], rack_views[side].buf, (size_t)r->alphabet + 1);
+        for (int t = 0; t <= r->alphabet; t++) total += racks[side][t];
+        if (total < 1 || total > r->rack_size) {
+            PyErr_Format(PyExc_ValueError, "endgame: a rack holds %d tiles; 1..%d expected", total, r->rack_size);
+            goto out;
+        }
+    }
+    EndgameAnswer *answer = malloc(sizeof *answer);
+    if (!answer) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    struct timespec deadline = deadline_after(budget);
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = solve_endgame(self, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, plies, table_bits, passed,
+                           budget > 0.0, &deadline, answer);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        raise_failure(failed, "the endgame search", budget);
+    } else {
+        result = Py_BuildValue("(iiiKy#)", (int)answer->value, answer->depth, answer->exact,
+                               (unsigned long long)answer->nodes, (const char *)answer->line,
+                               (Py_ssize_t)((size_t)answer->line_len * sizeof(MoveRecord)));
+    }
+    free(answer);
+out:
+    PyBuffer_Release(&cells_view);
+    PyBuffer_Release(&rack_views[0]);
+    PyBuffer_Release(&rack_views[1]);
+    return result;
+}
+
 static PyMethodDef Generator_methods[] = {
     {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
      generate_doc},
     {"playouts", (PyCFunction)(void (*)(void))Generator_playouts, METH_VARARGS | METH_KEYWORDS,
      playouts_doc},
+    {"endgame", (PyCFunction)(void (*)(void))Generator_endgame, METH_VARARGS | METH_KEYWORDS,
+     endgame_doc},
     {"describe", (PyCFunction)(void (*)(void))Generator_describe, METH_VARARGS | METH_KEYWORDS,
      describe_doc},
     {NULL, NULL, 0, NULL},

@@ -50,7 +50,32 @@ _FIELDS = {
     "tiles",
     "premiums",
     "fold",
+    "end",
 }
+_END_FIELDS = {"going_out", "stuck_loses_own", "scoreless_turns", "scoreless_loses_own"}
+MAX_GOING_OUT = 10  # times the other rack's value
+
+
+@dataclass(frozen=True, slots=True)
+class EndRules:
+    """How a game ends once the bag is empty, and what the tiles left on racks count.
+
+    going_out: the other rack's value, times this, goes to the side that plays its last
+    tile (2: NASPA and WESPA; 1: the box rules; 0: nothing). stuck_loses_own: the side left
+    holding tiles then loses their value as well (the box rules). scoreless_turns: how
+    many scoreless turns in a row (passes, exchanges) end the game. scoreless_loses_own:
+    at such an end each side loses the value of its own tiles. A ruleset file without an
+    [end] table gets these defaults, the tournament rules of English Scrabble.
+    """
+
+    going_out: int = 2
+    stuck_loses_own: bool = False
+    scoreless_turns: int = 6
+    scoreless_loses_own: bool = True
+
+    def out_bonus(self, other_points: int) -> int:
+        """The spread the side going out gains from the other rack's value."""
+        return (self.going_out + (1 if self.stuck_loses_own else 0)) * other_points
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -73,6 +98,7 @@ class Ruleset:
     source: str
     letter_index: Mapping[str, int]  # uppercase letter -> tile number 1..N
     tile_values: tuple[int, ...]  # value by tile number; [0] is the blank's 0
+    end: EndRules = EndRules()
 
     # ----------------------------------------------------------------- loading
     @classmethod
@@ -191,8 +217,8 @@ class Ruleset:
             and self.values == other.values
             and self.counts == other.counts
             and self.premiums == other.premiums
-            and (self.blanks, self.rack_size, self.bingo_bonus, self.centre)
-            == (other.blanks, other.rack_size, other.bingo_bonus, other.centre)
+            and (self.blanks, self.rack_size, self.bingo_bonus, self.centre, self.end)
+            == (other.blanks, other.rack_size, other.bingo_bonus, other.centre, other.end)
         )
 
 
@@ -262,6 +288,8 @@ def _parse(raw: dict, source: str) -> Ruleset:
             raise RulesetError(f"{source}: [fold] maps {src!r}, which has a tile of its own")
         fold[src_u] = dst_u
 
+    end = _parse_end(raw.get("end", {}), source)
+
     rules = Ruleset(
         name=name,
         title=str(title),
@@ -279,12 +307,38 @@ def _parse(raw: dict, source: str) -> Ruleset:
         source=source,
         letter_index=MappingProxyType({ch: i + 1 for i, ch in enumerate(alphabet)}),
         tile_values=(0, *(values[ch] for ch in alphabet)),
+        end=end,
     )
     try:
         _movegen.check_rules(*rules.generator_args())
     except ValueError as exc:  # e.g. values whose plays could reach 2^24 points
         raise RulesetError(f"{source}: {exc}") from None
     return rules
+
+
+def _parse_end(raw: object, source: str) -> EndRules:
+    """The [end] table: every field optional (EndRules' defaults), each checked."""
+    if not isinstance(raw, dict):
+        raise RulesetError(f"{source}: [end] must be a table (going_out = 2, ...)")
+    unknown = sorted(set(raw) - _END_FIELDS)
+    if unknown:
+        raise RulesetError(
+            f"{source}: unknown field(s) in [end]: {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(_END_FIELDS))})"
+        )
+    default = EndRules()
+    values = {}
+    for key, low, high in (("going_out", 0, MAX_GOING_OUT), ("scoreless_turns", 1, 100)):
+        value = raw.get(key, getattr(default, key))
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise RulesetError(f"{source}: [end] {key} is {value!r}; it must be a whole number {low}..{high}")
+        values[key] = value
+    for key in ("stuck_loses_own", "scoreless_loses_own"):
+        value = raw.get(key, getattr(default, key))
+        if not isinstance(value, bool):
+            raise RulesetError(f"{source}: [end] {key} is {value!r}; it must be true or false")
+        values[key] = value
+    return EndRules(**values)
 
 
 def _parse_tiles(text: str, source: str) -> tuple[tuple[str, ...], dict, dict, int]:

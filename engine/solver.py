@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable
 
 from . import _movegen
+from . import endgame as _endgame
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
@@ -166,6 +167,36 @@ class Solver:
         """The highest-scoring play, or None when there is none."""
         moves = self.generate_moves(board, rack, mode=mode, limit=1)
         return moves[0] if len(moves) else None
+
+    def solve_endgame(
+        self,
+        board: Board,
+        rack: str,
+        opponent_rack: str,
+        plies: int | None = None,
+        budget_s: float | None = None,
+        table_mb: float = _endgame.DEFAULT_TABLE_MB,
+        scoreless_turns: int = 0,
+    ) -> _endgame.Endgame:
+        """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
+        holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
+        game). budget_s: seconds; past it, the best line of the deepest search completed,
+        with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
+        scoreless turns already played in a row."""
+        self._check_board(board)
+        tiles, _ = self._rack(rack)
+        other, _ = self._rack(opponent_rack)
+        return _endgame.solve(
+            self._generator,
+            self.rules,
+            board,
+            tiles,
+            other,
+            plies,
+            budget_s,
+            table_mb,
+            scoreless_turns,
+        )
 
     def _check_board(self, board: Board) -> None:
         if not isinstance(board, Board):

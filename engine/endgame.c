@@ -1,0 +1,390 @@
+/*
+ * anchor.engine._movegen: the exact endgame solver (endgame.h).
+ *
+ * One Endgame holds the game as it stands at the node being searched: the board, both
+ * racks, the two passes of the generator prepared for that board, and the position's
+ * key. A play is made by laying its tiles (place_tiles works out only the squares they
+ * touch) and unmade by putting back the passes saved at the node; a pass only hands the
+ * turn over. Each ply of the recursion owns its plays, their order and its line.
+ */
+#include "endgame.h"
+
+enum { BOUND_EXACT, BOUND_LOWER, BOUND_UPPER };
+
+#define VALUE_INF (1 << 30)
+#define FP_PASS 1u /* the pass's fingerprint; a play's has bit 1 set */
+
+/* The board part of a prepared pass: what place_tiles changes. */
+typedef struct {
+    uint8_t cells[MAX_CELLS];
+    uint64_t cross[MAX_CELLS];
+    int32_t cross_score[MAX_CELLS];
+    uint8_t anchor[MAX_CELLS];
+    uint32_t anchors[MAX_SIDE];
+    int empty_board;
+} PassBoard;
+
+/* A play's place in the order its node tries them: the higher key first. */
+typedef struct {
+    int64_t key;
+    uint32_t index; /* into the ply's plays; their count: the pass */
+} Ordered;
+
+/* One ply of the recursion. */
+typedef struct {
+    MoveBuf buf;    /* the side to move's plays (allocated when the ply is first reached) */
+    int has_buf;
+    Ordered *order; /* buf.count + 1 entries */
+    size_t order_cap;
+    PassBoard saved[2];
+    MoveRecord line[ENDGAME_MAX_PLIES]; /* the best line found from here */
+    int line_len;
+} Ply;
+
+typedef struct {
+    const Generator *g;
+    const Rules *r;
+    const EndRules *end;
+    Search passes[2];
+    SearchArgs args;
+    uint8_t board[MAX_CELLS];
+    uint8_t rack[2][MAX_LETTERS + 1];
+    int held[2];   /* tiles on each rack */
+    int points[2]; /* their value */
+    int side;      /* to move: 0 is the side to move at the root */
+    uint64_t key;  /* of the tiles laid since the root, both racks and the side to move */
+    TableEntry *table;
+    uint64_t mask;
+    Ply *plies;
+    uint64_t nodes;
+    uint64_t horizons; /* values resting on a depth cut-off, this iteration */
+    int failed;
+} Endgame;
+
+/* splitmix64's finaliser: the keys' random numbers, made on the spot. */
+static inline uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+#define KEY_SIDE 0x6A09E667F3BCC908ull
+#define KEY_PASSED 0xBB67AE8584CAA73Bull
+
+static inline uint64_t square_key(int square, uint8_t cell) {
+    return mix64(0x100000000ull | (uint64_t)square << 8 | cell);
+}
+
+/* The key of `count` tiles `tile` on `side`'s rack (none: 0). */
+static inline uint64_t rack_key(int side, unsigned tile, int count) {
+    return count ? mix64(0x200000000ull | (uint64_t)side << 24 | (uint64_t)tile << 16 | (uint64_t)count) : 0;
+}
+
+static void save_pass(PassBoard *to, const Search *from) {
+    const size_t cells = (size_t)(from->rows * from->cols);
+    memcpy(to->cells, from->cells, cells);
+    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
+    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
+    memcpy(to->anchor, from->anchor, cells);
+    memcpy(to->anchors, from->anchors, (size_t)from->rows * sizeof *to->anchors);
+    to->empty_board = from->empty_board;
+}
+
+static void restore_pass(Search *to, const PassBoard *from) {
+    const size_t cells = (size_t)(to->rows * to->cols);
+    memcpy(to->cells, from->cells, cells);
+    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
+    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
+    memcpy(to->anchor, from->anchor, cells);
+    memcpy(to->anchors, from->anchors, (size_t)to->rows * sizeof *to->anchors);
+    to->empty_board = from->empty_board;
+}
+
+/* A play's squares and tiles (the tiles it lays, not those it goes through). */
+static int play_tiles(const Rules *r, const MoveRecord *m, uint16_t square[MAX_RACK], uint8_t cell[MAX_RACK]) {
+    int n = 0, step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
+    for (int i = 0; i < m->len && n < MAX_RACK; i++)
+        if (m->tiles[i]) {
+            square[n] = (uint16_t)(at + i * step);
+            cell[n++] = m->tiles[i];
+        }
+    return n;
+}
+
+static uint32_t fingerprint(const Rules *r, const MoveRecord *m) {
+    uint16_t square[MAX_RACK];
+    uint8_t cell[MAX_RACK];
+    int n = play_tiles(r, m, square, cell);
+    uint64_t h = 0;
+    for (int i = 0; i < n; i++) h = mix64(h ^ ((uint64_t)square[i] << 8 | cell[i]));
+    return (uint32_t)(h >> 32) | 2u;
+}
+
+/* Lay a play of the side to move: board, rack, key and the passes. */
+static void make_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
+    const int side = e->side;
+    uint8_t *rack = e->rack[side];
+    for (int i = 0; i < n; i++) {
+        unsigned from = untile(cell[i]);
+        e->board[square[i]] = cell[i];
+        e->key ^= square_key(square[i], cell[i]);
+        e->key ^= rack_key(side, from, rack[from]) ^ rack_key(side, from, rack[from] - 1);
+        rack[from]--;
+        e->points[side] -= tile_points(e->r, cell[i]);
+    }
+    e->held[side] -= n;
+    for (int dir = 0; dir < 2; dir++) place_tiles(&e->passes[dir], e->r, square, cell, n);
+    e->side ^= 1;
+    e->key ^= KEY_SIDE;
+}
+
+/* Take it back; the passes come back from `saved`. */
+static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n, const PassBoard saved[2]) {
+    e->side ^= 1;
+    e->key ^= KEY_SIDE;
+    const int side = e->side;
+    uint8_t *rack = e->rack[side];
+    for (int i = 0; i < n; i++) {
+        unsigned from = untile(cell[i]);
+        e->board[square[i]] = 0;
+        e->key ^= square_key(square[i], cell[i]);
+        e->key ^= rack_key(side, from, rack[from]) ^ rack_key(side, from, rack[from] + 1);
+        rack[from]++;
+        e->points[side] += tile_points(e->r, cell[i]);
+    }
+    e->held[side] += n;
+    for (int dir = 0; dir < 2; dir++) restore_pass(&e->passes[dir], &saved[dir]);
+}
+
+/* What the side to move gains when its play goes out: the other rack's value. */
+static inline int32_t out_bonus(const Endgame *e) {
+    return (e->end->going_out + (e->end->stuck_loses_own ? 1 : 0)) * e->points[e->side ^ 1];
+}
+
+/* The side to move's spread change when the game ends on scoreless turns. */
+static inline int32_t scoreless_end(const Endgame *e) {
+    return e->end->scoreless_loses_own ? e->points[e->side ^ 1] - e->points[e->side] : 0;
+}
+
+/* A guess at a position searched no deeper: the racks' values, as if the game ended. */
+static inline int32_t horizon_guess(const Endgame *e) { return e->points[e->side ^ 1] - e->points[e->side]; }
+
+static int by_key(const void *a, const void *b) {
+    const Ordered *x = a, *y = b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The order a node tries its plays in: the table's best first, then plays that go out
+ * (by score), then the rest by score less the value of the tiles they keep (a tile kept
+ * to the end costs its value twice), the pass last but one before plays that keep much. */
+static int order_plays(Endgame *e, Ply *p, uint32_t best) {
+    const size_t n = p->buf.count;
+    if (p->order_cap < n + 1) {
+        size_t cap = p->order_cap ? p->order_cap : 64;
+        while (cap < n + 1) cap *= 2;
+        Ordered *o = realloc(p->order, cap * sizeof *o);
+        if (!o) return FAIL_MEMORY;
+        p->order = o;
+        p->order_cap = cap;
+    }
+    const int side = e->side, held = e->held[side], points = e->points[side];
+    for (size_t i = 0; i < n; i++) {
+        const MoveRecord *m = &p->buf.items[i];
+        int placed = 0, value = 0;
+        for (int k = 0; k < m->len; k++)
+            if (m->tiles[k]) {
+                placed++;
+                value += tile_points(e->r, m->tiles[k]);
+            }
+        int64_t key = placed == held ? ((int64_t)1 << 40) + m->score : (int64_t)m->score * 2 - (points - value);
+        if (best > FP_PASS && fingerprint(e->r, m) == best) key = (int64_t)1 << 50;
+        p->order[i] = (Ordered){key, (uint32_t)i};
+    }
+    p->order[n] = (Ordered){best == FP_PASS ? (int64_t)1 << 50 : -(int64_t)2 * points, (uint32_t)n};
+    qsort(p->order, n + 1, sizeof *p->order, by_key);
+    return 0;
+}
+
+static const MoveRecord PASS_RECORD = {0};
+
+static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t beta, int passed);
+
+/* The value of trying play `index` of the node at `ply` (its count: the pass) with the
+ * window (alpha, beta), for the side to move. */
+static int32_t try_play(Endgame *e, int ply, int depth, int32_t alpha, int32_t beta, int passed, uint32_t index,
+                        int *ends) {
+    Ply *p = &e->plies[ply];
+    *ends = 1;
+    if (index == p->buf.count) { /* the pass */
+        if (passed) return scoreless_end(e);
+        *ends = 0;
+        e->side ^= 1;
+        e->key ^= KEY_SIDE;
+        int32_t v = -negamax(e, ply + 1, depth - 1, -beta, -alpha, 1);
+        e->side ^= 1;
+        e->key ^= KEY_SIDE;
+        return v;
+    }
+    const MoveRecord *m = &p->buf.items[index];
+    uint16_t square[MAX_RACK];
+    uint8_t cell[MAX_RACK];
+    int n = play_tiles(e->r, m, square, cell);
+    if (n == e->held[e->side]) return m->score + out_bonus(e);
+    *ends = 0;
+    make_play(e, square, cell, n);
+    int32_t v = m->score - negamax(e, ply + 1, depth - 1, m->score - beta, m->score - alpha, 0);
+    unmake_play(e, square, cell, n, p->saved);
+    return v;
+}
+
+/* Negamax with alpha-beta over the principal variation (the first play with the whole
+ * window, the rest with a null window and again when they beat it), `depth` plies at
+ * most. The value is the side to move's spread change to the end of the game; with a
+ * depth cut-off on some line it is a guess, and `horizons` says so. */
+static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t beta, int passed) {
+    Ply *p = &e->plies[ply];
+    p->line_len = 0;
+    if (e->failed) return 0;
+    if ((++e->nodes & ENDGAME_CLOCK_EVERY) == 0 && e->args.has_deadline && time_is_up(&e->args.deadline)) {
+        e->failed = FAIL_TIME;
+        return 0;
+    }
+    const uint64_t key = e->key ^ (passed ? KEY_PASSED : 0);
+    TableEntry *t = &e->table[key & e->mask];
+    uint32_t best_move = 0;
+    const int pv = (int64_t)beta - alpha > 1;
+    if (((t->lock ^ key) >> 16) == 0 && t->lock) {
+        best_move = t->move;
+        int searched = (int)(t->lock >> 8 & 0xFF), kind = (int)(t->lock & 0xFF);
+        /* a node of the principal variation is searched again, so that its line is whole */
+        if (!pv && (searched == ENDGAME_COMPLETE || searched >= depth)) {
+            int32_t v = t->value;
+            if (kind == BOUND_EXACT || (kind == BOUND_LOWER && v >= beta) || (kind == BOUND_UPPER && v <= alpha)) {
+                if (searched != ENDGAME_COMPLETE) e->horizons++;
+                return v;
+            }
+        }
+    }
+    if (depth <= 0 || ply >= ENDGAME_MAX_PLIES - 1) {
+        e->horizons++;
+        return horizon_guess(e);
+    }
+    const uint64_t horizons = e->horizons;
+    if (!p->has_buf) {
+        if (movebuf_init(&p->buf, -1, 0) < 0) {
+            e->failed = FAIL_MEMORY;
+            return 0;
+        }
+        p->has_buf = 1;
+    }
+    p->buf.count = p->buf.total = p->buf.seq = 0;
+    p->buf.pruned = p->buf.has_floor = 0;
+    int failed = search_moves(e->g, e->board, e->rack[e->side], e->held[e->side], &e->args, e->passes, &p->buf);
+    if (!failed) failed = order_plays(e, p, best_move);
+    if (failed) {
+        e->failed = failed;
+        return 0;
+    }
+    for (int dir = 0; dir < 2; dir++) save_pass(&p->saved[dir], &e->passes[dir]);
+    const size_t n = p->buf.count;
+    int32_t best = -VALUE_INF, a = alpha;
+    uint32_t best_fp = 0;
+    for (size_t i = 0; i <= n; i++) {
+        const uint32_t index = p->order[i].index;
+        int32_t v;
+        int ends;
+        if (i == 0) {
+            v = try_play(e, ply, depth, a, beta, passed, index, &ends);
+        } else {
+            v = try_play(e, ply, depth, a, a + 1, passed, index, &ends);
+            if (v > a && v < beta && !e->failed) v = try_play(e, ply, depth, a, beta, passed, index, &ends);
+        }
+        if (e->failed) return 0;
+        if (v > best) {
+            best = v;
+            const MoveRecord *m = index == n ? &PASS_RECORD : &p->buf.items[index];
+            best_fp = index == n ? FP_PASS : fingerprint(e->r, m);
+            if (v > a) {
+                a = v;
+                /* this play, then the line the node after it found (none after a last play) */
+                p->line[0] = *m;
+                const Ply *next = &e->plies[ply + 1];
+                int more = ends ? 0 : next->line_len;
+                if (more > ENDGAME_MAX_PLIES - 1) more = ENDGAME_MAX_PLIES - 1;
+                memcpy(p->line + 1, next->line, (size_t)more * sizeof *p->line);
+                p->line_len = 1 + more;
+            }
+        }
+        if (a >= beta) break;
+    }
+    int kind = best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT;
+    int searched = e->horizons == horizons ? ENDGAME_COMPLETE : depth;
+    t->lock = (key & ~(uint64_t)0xFFFF) | (uint64_t)searched << 8 | (uint64_t)kind;
+    t->value = best;
+    t->move = best_fp;
+    return best;
+}
+
+int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
+                  const EndRules *end, int plies, int table_bits, int passed, int has_deadline,
+                  const struct timespec *deadline, EndgameAnswer *answer) {
+    const Rules *r = &g->rules;
+    Endgame *e = calloc(1, sizeof *e);
+    if (!e) return FAIL_MEMORY;
+    int failed = 0;
+    e->g = g;
+    e->r = r;
+    e->end = end;
+    e->mask = ((uint64_t)1 << table_bits) - 1;
+    e->table = calloc((size_t)e->mask + 1, sizeof *e->table);
+    e->plies = calloc(ENDGAME_MAX_PLIES + 1, sizeof *e->plies);
+    if (!e->table || !e->plies) {
+        failed = FAIL_MEMORY;
+        goto out;
+    }
+    memcpy(e->board, board, (size_t)(r->rows * r->cols));
+    for (int side = 0; side < 2; side++) {
+        memcpy(e->rack[side], racks[side], sizeof e->rack[side]);
+        for (int t = 0; t <= r->alphabet; t++) {
+            e->held[side] += racks[side][t];
+            e->points[side] += racks[side][t] * r->values[t];
+            e->key ^= rack_key(side, (unsigned)t, racks[side][t]);
+        }
+    }
+    const uint64_t all = every_letter(r);
+    for (int dir = 0; dir < 2; dir++) {
+        attach(&e->passes[dir], g);
+        prepare_pass(&e->passes[dir], r, board, dir, all);
+    }
+    e->args = (SearchArgs){MODE_ACROSS | MODE_DOWN, -1, 0, NULL, has_deadline, {0, 0}, 1};
+    if (has_deadline) e->args.deadline = *deadline;
+    memset(answer, 0, sizeof *answer);
+    int done = 0;
+    for (int depth = 1; depth <= plies; depth++) {
+        e->horizons = 0;
+        int32_t v = negamax(e, 0, depth, -VALUE_INF, VALUE_INF, passed);
+        if (e->failed) break;
+        done = 1;
+        answer->value = v;
+        answer->depth = depth;
+        answer->exact = e->horizons == 0;
+        answer->line_len = e->plies[0].line_len;
+        memcpy(answer->line, e->plies[0].line, (size_t)answer->line_len * sizeof *answer->line);
+        if (answer->exact) break;
+    }
+    answer->nodes = e->nodes;
+    if (!done) failed = e->failed ? e->failed : FAIL_TIME;
+    else if (e->failed == FAIL_MEMORY) failed = FAIL_MEMORY;
+out:
+    if (e->plies)
+        for (int i = 0; i <= ENDGAME_MAX_PLIES; i++) {
+            if (e->plies[i].has_buf) movebuf_free(&e->plies[i].buf);
+            free(e->plies[i].order);
+        }
+    free(e->plies);
+    free(e->table);
+    free(e);
+    return failed;
+}

@@ -1,0 +1,68 @@
+/*
+ * The exact endgame solver: with the bag empty both racks are known, and the play to
+ * make is found by search. Negamax with alpha-beta (principal variation search),
+ * iterative deepening and a transposition table, over the plays the generator finds for
+ * each rack. Its functions are in endgame.c; DESIGN-NOTES.md ("Endgame") gives the
+ * argument for the two-pass rule below.
+ *
+ * Values are spreads: what the side to move gains over the other from here to the end
+ * of the game, the end-of-game adjustments included (MAGPIE's V).
+ *
+ * The game ends when a side plays its last tile (it gains `going_out` times the value of
+ * the other rack, and `stuck_loses_own` that value once more) or after consecutive
+ * scoreless turns; with the bag empty those are passes, which leave the position as it
+ * was, so after two in a row the side to move faces what it faced two turns before. A
+ * limit of N scoreless turns then gives the same value as ending the game at the second
+ * pass in a row, starting from "the last turn was a pass" when N minus the turns already
+ * scoreless is odd (argued in DESIGN-NOTES.md and checked against a reference that plays
+ * the N-turn rule as written). At that end each side loses its own tiles' value when
+ * `scoreless_loses_own`.
+ */
+#ifndef ANCHOR_ENDGAME_H
+#define ANCHOR_ENDGAME_H
+
+#include "core.h"
+
+#define ENDGAME_MAX_PLIES 64       /* deepest line: 2 x 16 tiles played one at a time, passes between */
+#define ENDGAME_MIN_TABLE 10       /* log2 of the fewest table entries (16 KiB) */
+#define ENDGAME_MAX_TABLE 32       /* log2 of the most (64 GiB: the server's cap is far below) */
+#define ENDGAME_CLOCK_EVERY 0xFF   /* nodes between looks at the clock */
+
+/* The end-of-game rules (Ruleset.end). */
+typedef struct {
+    int going_out;        /* the other rack's value, times this, to the side going out */
+    int stuck_loses_own;  /* the side left with tiles loses their value too */
+    int scoreless_loses_own; /* at a scoreless end each side loses its own tiles' value */
+} EndRules;
+
+/* A transposition table entry, 16 bytes. `lock` is the position's key with its low 16
+ * bits replaced by the depth searched below it (ENDGAME_COMPLETE: to the end of the game
+ * on every line) and the bound kind; `move` fingerprints the best play found (0: none). */
+typedef struct {
+    uint64_t lock;
+    int32_t value;
+    uint32_t move;
+} TableEntry;
+_Static_assert(sizeof(TableEntry) == 16, "TableEntry is 16 bytes");
+
+#define ENDGAME_COMPLETE 255
+
+/* What solve_endgame answers. */
+typedef struct {
+    int32_t value;
+    int depth;        /* plies of the deepest iteration completed */
+    int exact;        /* that iteration reached the end of the game on every line */
+    uint64_t nodes;
+    int line_len;
+    MoveRecord line[ENDGAME_MAX_PLIES]; /* len 0: a pass */
+} EndgameAnswer;
+
+/* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): up to
+ * `plies` deep (iterations 1.. until one is exact), with 2^table_bits table entries,
+ * `passed` when the last turn was a pass. Returns 0 with the answer, FAIL_MEMORY, or
+ * FAIL_TIME when not even the first iteration finished by the deadline. */
+int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
+                  const EndRules *end, int plies, int table_bits, int passed, int has_deadline,
+                  const struct timespec *deadline, EndgameAnswer *answer);
+
+#endif

@@ -1,0 +1,168 @@
+"""The exact endgame: once the bag is empty both racks are known and the right play is
+found by search (endgame.c), not by equity.
+
+`solve` answers an Endgame: the value (the spread the side to move gains from here to the
+end of the game, the ruleset's going-out adjustment included: MAGPIE's V), the line both
+sides play, the depth of the deepest search completed, whether that search reached the end
+of the game on every line (`exact`), the positions searched and the time taken. Static
+ranking with an empty bag (`endgame_equity`) is the fallback where no search is wanted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from . import _movegen
+from .board import Board
+from .errors import InputError, WorkLimitError
+from .moves import PASS, RECORD, Move, decode
+from .rules import Ruleset
+
+MAX_PLIES = _movegen.ENDGAME_MAX_PLIES
+MIN_TABLE_BITS = _movegen.ENDGAME_MIN_TABLE
+MAX_TABLE_BITS = _movegen.ENDGAME_MAX_TABLE
+ENTRY_BYTES = 16
+DEFAULT_TABLE_MB = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Endgame:
+    """A solved (or, past its budget, best-known) endgame."""
+
+    value: int  # spread gained by the side to move until the game ends
+    moves: tuple[Move, ...]  # the line: the side to move's play, then the other's, ...
+    depth: int  # plies of the deepest iteration completed
+    exact: bool  # that iteration saw the end of the game on every line: value proven
+    nodes: int  # positions searched
+    seconds: float
+
+    @property
+    def best(self) -> Move:
+        """The play to make (the first of the line)."""
+        return self.moves[0]
+
+    def to_dict(self) -> dict:
+        return {
+            "value": self.value,
+            "moves": [m.notation for m in self.moves],
+            "scores": [m.score for m in self.moves],
+            "depth": self.depth,
+            "exact": self.exact,
+            "nodes": self.nodes,
+            "seconds": round(self.seconds, 6),
+        }
+
+
+def table_bits(table_mb: float) -> int:
+    """log2 of the table entries that fit in `table_mb` MiB (at least the C minimum)."""
+    if not isinstance(table_mb, int | float) or isinstance(table_mb, bool) or not table_mb > 0:
+        raise InputError(f"table_mb must be a positive number of MiB, not {table_mb!r}")
+    entries = int(table_mb * (1 << 20)) // ENTRY_BYTES
+    bits = max(MIN_TABLE_BITS, entries.bit_length() - 1)
+    if bits > MAX_TABLE_BITS:
+        raise InputError(f"table_mb {table_mb:g} is more than the solver's table can address")
+    return bits
+
+
+def passed_before(rules: Ruleset, scoreless: int) -> bool:
+    """Whether the search starts as if the last turn was a pass, given the scoreless turns
+    already played in a row. With the bag empty a pass leaves the position as it was, so
+    a limit of N scoreless turns has the value of ending the game at the second pass in a
+    row, counted from a pass when N - scoreless is odd (DESIGN-NOTES.md, "Endgame")."""
+    limit = rules.end.scoreless_turns
+    if not isinstance(scoreless, int) or isinstance(scoreless, bool) or not 0 <= scoreless < limit:
+        raise InputError(
+            f"scoreless turns must be 0..{limit - 1} ({limit} end a {rules.name} game), not {scoreless!r}"
+        )
+    return (limit - scoreless) % 2 == 1
+
+
+def check_tiles(rules: Ruleset, board: Board, racks: tuple[tuple[int, ...], ...]) -> None:
+    """Refuse a position holding more of a tile than the set has (blanks by their tile)."""
+    used = [0] * (rules.size + 1)
+    for cell in board.cells:
+        if cell:
+            used[0 if cell & 0x80 else cell & 0x7F] += 1
+    for rack in racks:
+        for tile in rack:
+            used[tile] += 1
+    if used[0] > rules.blanks:
+        raise InputError(f"board and racks hold {used[0]} blanks; the {rules.name} set has {rules.blanks}")
+    for tile in range(1, rules.size + 1):
+        letter = rules.letter(tile)
+        if used[tile] > rules.counts[letter]:
+            raise InputError(
+                f"board and racks hold {used[tile]} {letter}; the {rules.name} set has {rules.counts[letter]}"
+            )
+
+
+def line_moves(board: Board, records: bytes) -> tuple[Move, ...]:
+    """The C solver's line as Moves, each decoded on the board the ones before it leave."""
+    out = []
+    for offset in range(0, len(records), RECORD.size):
+        if records[offset + 7] == 0:  # length 0: a pass
+            out.append(Move(0, -1, -1, "", "", (), PASS))
+            continue
+        move = decode(board, records, offset)
+        out.append(move)
+        board = board.apply(move.placed)
+    return tuple(out)
+
+
+def solve(
+    generator,
+    rules: Ruleset,
+    board: Board,
+    rack: tuple[int, ...],
+    opponent: tuple[int, ...],
+    plies: int | None = None,
+    budget_s: float | None = None,
+    table_mb: float = DEFAULT_TABLE_MB,
+    scoreless: int = 0,
+) -> Endgame:
+    """Solve the endgame with `rack` to move against `opponent` (tile numbers)."""
+    if plies is None:
+        plies = MAX_PLIES
+    elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
+        raise InputError(f"plies must be 1..{MAX_PLIES} or None (search to the end), not {plies!r}")
+    if budget_s is not None and not (
+        isinstance(budget_s, int | float) and not isinstance(budget_s, bool) and 0 < budget_s <= 1e6
+    ):
+        raise InputError(f"budget_s must be a number of seconds in (0, 1e6], not {budget_s!r}")
+    for name, tiles in (("rack", rack), ("opponent's rack", opponent)):
+        if not tiles:
+            raise InputError(f"the {name} is empty: the game is over, there is no endgame to solve")
+        if len(tiles) > rules.rack_size:
+            raise InputError(f"the {name} holds {len(tiles)} tiles; a {rules.name} rack holds {rules.rack_size}")
+    check_tiles(rules, board, (rack, opponent))
+    bits = table_bits(table_mb)
+    passed = passed_before(rules, scoreless)
+    counts = [bytearray(rules.size + 1), bytearray(rules.size + 1)]
+    for side, tiles in enumerate((rack, opponent)):
+        for t in tiles:
+            counts[side][t] += 1
+    end = rules.end
+    started = time.perf_counter()
+    try:
+        value, depth, exact, nodes, records = generator.endgame(
+            board.cells,
+            bytes(counts[0]),
+            bytes(counts[1]),
+            plies,
+            budget_s or 0.0,
+            bits,
+            passed,
+            end.going_out,
+            end.stuck_loses_own,
+            end.scoreless_loses_own,
+        )
+    except TimeoutError:
+        raise WorkLimitError(
+            f"the endgame search did not finish its first iteration within {budget_s:g} s"
+        ) from None
+    seconds = time.perf_counter() - started
+    return Endgame(value, line_moves(board, records), depth, bool(exact), nodes, seconds)
+
+
+__all__ = ["Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "solve", "table_bits", "passed_before"]

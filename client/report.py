@@ -163,7 +163,7 @@ def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
                 board_svg(rules, turn["board"], turn.get("placed", []), best[0][2] if best else [])
             )
             view["rows"] = _rows(turn)
-            by_equity = turn.get("rank_by") == "equity"
+            by_equity = turn.get("rank_by") in ("equity", "endgame")
             view["shown_rank"] = turn.get("equity_rank") if by_equity else turn.get("rank")
         turns.append(view)
     used = sorted(
@@ -201,7 +201,8 @@ def _rows(turn: dict) -> list[dict]:
              "equity": equity, "made": made, "sim": simulated.get(notation)}
         )  # fmt: skip
     if not made_shown:
-        rank = turn.get("equity_rank") if turn.get("rank_by") == "equity" else turn.get("rank")
+        by_equity = turn.get("rank_by") in ("equity", "endgame")
+        rank = turn.get("equity_rank") if by_equity else turn.get("rank")
         rows.append({"gap": True})
         rows.append(
             {"rank": rank, "play": turn["played"], "score": turn["score"],

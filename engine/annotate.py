@@ -18,6 +18,7 @@ from .simulate import Candidate, Simulation
 from .solver import Solver
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
+ENDGAME_SECONDS = 10.0  # an empty-bag turn's solve at most; past it the answer says "not proven"
 
 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
@@ -163,8 +164,13 @@ def _alternatives(
             # the generator ranks them (ties share a rank); none for a play not in the lexicon
             equity_rank=1 + bisect_left(equities, -made_equity, key=neg) if legal else None,
         )
-    if sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
+    opponent = _opponent_rack(turn.board, tiles)
+    if opponent is not None:
+        extra.update(_endgame(solver, turn, entry, tiles, opponent, moves, top, legal, budget))
+    elif sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
         extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))
+    if opponent is not None:  # the static ranking of an empty bag: no leaves, going out counts
+        best = extra.pop("endgame_best")
     return {
         **extra,
         "analysed": True,
@@ -213,6 +219,72 @@ def _simulated(
             for s in stats
         ],  # fmt: skip
         "sim_rank": 1 + [s.notation for s in stats].index(played),
+    }
+
+
+def _opponent_rack(board, tiles) -> tuple[int, ...] | None:
+    """The opponent's rack when the bag is empty: every tile the mover cannot see, when
+    they fit on one rack (None while the bag holds tiles, or when none are left)."""
+    left = unseen_counts(board, list(tiles), strict=False)
+    unseen = tuple(t for t, n in enumerate(left) for _ in range(max(n, 0)))
+    return unseen if 0 < len(unseen) <= board.rules.rack_size else None
+
+
+def endgame_equity(rules, placed_count: int, score: int, held: int, opponent_points: int) -> int:
+    """A play's static value with the bag empty: its score, plus the ruleset's going-out
+    adjustment when it plays the last tile (leave values mean nothing once the bag is
+    empty, and an exact solve is what ranks plays; this is the order shown beside it)."""
+    return score + (rules.end.out_bonus(opponent_points) if placed_count == held else 0)
+
+
+def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget) -> dict:
+    """An empty-bag turn: the plays ranked statically by endgame_equity, and the position
+    solved exactly (the value, the winning line, and the value the play made gives up)."""
+    rules = solver.rules
+    points = sum(rules.tile_values[t] for t in opponent)
+    held = len(tiles)
+    fields = moves.fields(lists=True)
+    values = [endgame_equity(rules, len(f[6]), f[1], held, points) for f in fields]
+    order = sorted(range(len(fields)), key=lambda i: (-values[i], i))
+    best = [fields[i] for i in order[:top]]
+    def solve(board, mover, other, scoreless=0):
+        seconds = budget() if budget is not None else None
+        seconds = ENDGAME_SECONDS if seconds is None else min(seconds, ENDGAME_SECONDS)
+        return solver.solve_endgame(
+            board, _letters(rules, mover), _letters(rules, other), budget_s=seconds, scoreless_turns=scoreless
+        )
+
+    solved = solve(turn.board, tiles, opponent)
+    made, exact = None, solved.exact
+    if entry["kind"] == PLAY and legal:
+        left = _rest(tiles, turn.play.placed, rules)
+        if not left:
+            made = entry["score"] + rules.end.out_bonus(points)
+        else:
+            reply = solve(turn.board.apply(turn.play.placed), opponent, left)
+            made, exact = entry["score"] - reply.value, exact and reply.exact
+    elif entry["kind"] == PASS:
+        reply = solve(turn.board, opponent, tiles, 1)
+        made, exact = -reply.value, exact and reply.exact
+    static_made = endgame_equity(rules, len(turn.play.placed), entry["score"], held, points) if entry["kind"] == PLAY else 0
+    return {
+        "rank_by": "endgame",
+        "opponent_rack": _letters(rules, opponent),
+        "endgame_best": best,
+        "best_equities": [values[i] for i in order[:top]],
+        "equity": static_made,
+        "equity_rank": 1 + sum(v > static_made for v in values) if legal else None,
+        "equity_given_up": max(0, solved.value - made) if made is not None else None,
+        "endgame": {
+            "value": solved.value,
+            "line": [m.notation for m in solved.moves],
+            "scores": [m.score for m in solved.moves],
+            "exact": exact,
+            "depth": solved.depth,
+            "nodes": solved.nodes,
+            "made_value": made,
+            "value_lost": solved.value - made if made is not None else None,
+        },
     }
 
 
@@ -275,7 +347,7 @@ def _summary(players: list[dict], turns: list[dict]) -> list[dict]:
                     1 for t in analysed if t["bingo_available"] and not t.get("bingo")
                 ),
                 "score_mismatches": sum(1 for t in mine if t.get("score_matches") is False),
-                "equity_given_up": round(sum(t.get("equity_given_up", 0.0) for t in analysed), 2),
+                "equity_given_up": round(sum(t.get("equity_given_up") or 0.0 for t in analysed), 2),
                 "phonies": sum(1 for t in mine if t.get("invalid_words")),
             }
         )

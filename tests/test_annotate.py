@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from anchor.client.cli import main
-from anchor.engine import Ruleset, Solver
+from anchor.engine import Board, Ruleset, Solver
 from anchor.engine.annotate import annotate_game
 from anchor.engine.gcg import read_gcg, replay
 
@@ -42,7 +42,8 @@ def test_turn_bookkeeping_against_the_generator(solver):
             continue
         scores = solver.generate_moves(replayed.board, turn["rack"]).scores()
         assert turn["total_plays"] == len(scores)
-        assert [b[1] for b in turn["best"]] == scores[:5]
+        if turn["rank_by"] != "endgame":  # an empty bag's plays rank by endgame value
+            assert [b[1] for b in turn["best"]] == scores[:5]
         assert turn["given_up"] == max(0, scores[0] - turn["score"])
         if turn["rank"] is not None:
             assert turn["rank"] == 1 + sum(1 for s in scores if s > turn["score"])
@@ -259,7 +260,7 @@ def test_annotation_with_leaves_reports_equity_given_up(solver):
     game = read_gcg(game_path("doug_v_emely.gcg"))
     annotation = annotate_game(game, solver, top=3, leaves=leaves)
     for turn, replayed in zip(annotation["turns"], replay(game, ENGLISH), strict=True):
-        if not turn.get("analysed") or turn["kind"] != "play":
+        if not turn.get("analysed") or turn["kind"] != "play" or turn["rank_by"] == "endgame":
             continue
         moves = solver.generate_moves(replayed.board, turn["rack"], rank="equity", leaves=leaves)
         assert turn["best_equities"] == [round(e, 3) for e in moves.equities()[:3]]
@@ -274,6 +275,32 @@ def test_annotation_with_leaves_reports_equity_given_up(solver):
     assert first["equity_given_up"] == pytest.approx(
         sum(t.get("equity_given_up", 0) for t in annotation["turns"] if t["player"] == 0), abs=0.05
     )
+
+
+def test_empty_bag_turns_are_solved_not_ranked_by_leaves(solver):
+    """doug_v_emely turn 26: emely holds ?FS, the bag is empty, doug holds EGOP. Going out
+    with 14L (K)aFS for 21 (+14 for doug's tiles) is best; leave values once ranked it 38th
+    and advised 8K (I)F, keeping S?."""
+    from anchor.engine.leaves import Leaves
+
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
+    game = read_gcg(game_path("doug_v_emely.gcg"))
+    turns = annotate_game(game, solver, top=5, leaves=leaves)["turns"]
+    endgame = [t for t in turns if t.get("rank_by") == "endgame"]
+    assert [t["index"] for t in endgame] == [25, 26]
+    last = endgame[-1]
+    assert last["rack"] == "?FS" and last["opponent_rack"] == "EGOP"
+    assert last["best"][0][0] == "14L (K)aFS" and last["equity_rank"] == 1
+    solved = last["endgame"]
+    assert solved["exact"] and solved["line"] == ["14L (K)aFS"]
+    assert solved["value"] == 21 + 2 * 7 == solved["made_value"] and solved["value_lost"] == 0
+    # doug before it: his play's value is what the solver says the position is worth to him
+    before = endgame[0]["endgame"]
+    reply = solver.solve_endgame(
+        Board.from_cgp(ENGLISH, turns[26]["board"]), "?FS", "EGOP"
+    )
+    assert before["made_value"] == 42 - reply.value
+    assert before["value"] >= before["made_value"] and before["value_lost"] == before["value"] - before["made_value"]
 
 
 def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):

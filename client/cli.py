@@ -152,6 +152,66 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def cmd_endgame(args) -> int:
+    """Solve the endgame of a CGP (both racks in it, the player to move first), in-process
+    or over the workers; the best play, the value and the line both sides play."""
+    from . import endgame
+
+    rules = Ruleset.load(args.ruleset)
+    position = parse_cgp(rules, args.cgp)
+    racks = [*position.racks, "", ""]
+    rack = args.rack if args.rack is not None else racks[0]
+    other = args.opponent if args.opponent is not None else racks[1]
+    if not rack or not other:
+        raise AnchorError(
+            "an endgame needs both racks: a CGP with 'RACK/OPPONENT' (the player to move "
+            "first), or --rack and --opponent"
+        )
+    request = protocol.EndgameRequest(
+        cgp=args.cgp,
+        ruleset=args.ruleset,
+        lexicon=args.lexicon,
+        rack=rack,
+        opponent=other,
+        plies=args.plies,
+        seconds=args.budget,
+        table_mb=args.table_mb,
+        scoreless=args.scoreless if args.scoreless is not None else position.zero_turns,
+    )
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
+    started = time.perf_counter()
+    try:
+        result = endgame.solve(client, request, parts=args.parts, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    if args.show_board:
+        print(position.board.render() + "\n")
+    state = (
+        f"solved ({result['depth']} plies searched)"
+        if result["exact"]
+        else f"not proven: the deepest search completed was {result['depth']} plies"
+    )
+    where = f"over {args.parts} jobs" if args.parts > 1 else ("in-process" if not redis_url else "by a worker")
+    print(f"Endgame, bag empty: {rack} to move against {other} ({rules.title})")
+    print(
+        f"value {result['value']:+d} for {rack}: {state}; {result['nodes']:,} positions, "
+        f"{elapsed:.2f} s {where}"
+    )
+    width = max((len(n) for n, _ in result["moves"]), default=0)
+    for i, (notation, score) in enumerate(result["moves"], 1):
+        who = rack if i % 2 else other
+        play = "pass" if notation == "-" else notation
+        print(f"{i:>4}. {who:<8} {play:<{width}}  {score:>4}")
+    return 0
+
+
 def _timing(result: dict, elapsed: float, redis_url: str | None) -> str:
     """Where the time went: generating the plays, and the whole call (opening the
     lexicon in-process, or the queue's round trip)."""
@@ -466,6 +526,39 @@ def build_parser() -> argparse.ArgumentParser:
     lane_option(p, protocol.INTERACTIVE)
     p.add_argument("--timeout", type=float, default=30, help="seconds to wait for the answer")
     p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser(
+        "endgame",
+        help="solve an endgame exactly (bag empty, both racks known)",
+        description="Solve the endgame of a position with the bag empty: the value (the "
+        "spread the side to move gains until the game ends, the going-out adjustment "
+        "included), the best play and the line both sides play.",
+    )
+    p.add_argument("--ruleset", help=RULESET_HELP)
+    p.add_argument("--cgp", required=True, help="the position: board, 'RACK/OPPONENT', scores, scoreless turns")
+    p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
+    p.add_argument("--opponent", help="the other rack (default: the CGP's second)")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--plies", type=positive, help="search at most this deep (default: to the end)")
+    p.add_argument("--budget", type=float, help="seconds; past them, the best line found so far")
+    p.add_argument("--table-mb", type=float, help="transposition table memory in MiB (64)")
+    p.add_argument(
+        "--scoreless", type=non_negative, help="scoreless turns already in a row (default: the CGP's)"
+    )
+    p.add_argument(
+        "--parts", type=positive, default=1,
+        help="split the search over this many jobs (workers) after the first play (1)",
+    )  # fmt: skip
+    p.add_argument("--show-board", action="store_true", help="render the board first")
+    p.add_argument("--json", action="store_true", help="print the result map as JSON")
+    p.add_argument(
+        "--redis-url",
+        help="go through the worker queue (default: $REDIS_URL; with neither, run in-process)",
+    )
+    p.add_argument("--queue", type=queue_name, default="anchor", help="queue name (default: anchor)")
+    lane_option(p, protocol.INTERACTIVE)
+    p.add_argument("--timeout", type=float, default=600, help="seconds to wait for the answer (600)")
+    p.set_defaults(func=cmd_endgame)
 
     p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
     p.add_argument("--ruleset", help=RULESET_HELP)

@@ -101,6 +101,7 @@ class Limits:
     batch: int = MAX_BATCH  # positions in a batch; past it: `batch_too_large`
     result_ttl: int = 3600  # seconds results (and failures) are kept in Redis
     retries: int = 2  # retries of a job whose worker died
+    endgame_table_mb: float | None = 256.0  # an endgame's transposition table, at most
 
     def __post_init__(self) -> None:
         checks = (
@@ -110,6 +111,7 @@ class Limits:
             ("batch", self.batch, 1, MAX_BATCH, False),
             ("result_ttl", self.result_ttl, 1, 30 * 86_400, False),
             ("retries", self.retries, 0, 100, False),
+            ("endgame_table_mb", self.endgame_table_mb, 1, 65536, True),
         )
         for name, value, low, high, optional in checks:
             if value is None and optional:
@@ -124,7 +126,7 @@ class Limits:
     @classmethod
     def unbounded(cls) -> Limits:
         """No caps but the protocol's own: what embedded mode (one user, own machine) uses."""
-        return cls(job_seconds=None, result_bytes=None, moves=None)
+        return cls(job_seconds=None, result_bytes=None, moves=None, endgame_table_mb=None)
 
 
 class ProtocolError(Exception):
@@ -232,6 +234,129 @@ class SimulateRequest:
     only: tuple[int, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """How one request field travels: its msgpack type(s) and, for numbers, its range
+    (inclusive); the field's Python default is the default on the wire. Decoding, encoding
+    and PROTOCOL.md's table of the kind follow from these, so they cannot drift apart."""
+
+    types: tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    doc: str = ""
+
+
+def wire(types: type | tuple[type, ...], low=None, high=None, doc: str = ""):
+    """A dataclass field's Wire (in its metadata)."""
+    return {"wire": Wire(types if isinstance(types, tuple) else (types,), low, high, doc)}
+
+
+# The engine's bounds (engine/endgame.py), restated so that the protocol loads no engine;
+# tests/test_endgame.py holds them equal.
+MAX_ENDGAME_PLIES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class EndgameRequest:
+    """An endgame with the bag empty, solved exactly (kind "endgame"). The racks come from
+    the CGP (the player to move first) unless given. A hard one is split over the fleet:
+    each job searches the root plays `first`, `first + parts`, ... (numbered in the root's
+    canonical order, which is a function of the position) below `last`, against `floor`,
+    a value another job already reached."""
+
+    cgp: str = field(metadata=wire(str, 1, MAX_STRING, "the position (CGP); both racks"))
+    ruleset: str = field(default="english", metadata=wire(str, 1, 200, "ruleset name"))
+    lexicon: str | None = field(default=None, metadata=wire(str, 1, 200, "lexicon name"))
+    rack: str | None = field(default=None, metadata=wire(str, 1, 64, "the rack to move"))
+    opponent: str | None = field(default=None, metadata=wire(str, 1, 64, "the other rack"))
+    plies: int | None = field(
+        default=None, metadata=wire(int, 1, MAX_ENDGAME_PLIES, "deepest line (nil: to the end)")
+    )
+    seconds: float | None = field(
+        default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
+    )
+    table_mb: float | None = field(
+        default=None, metadata=wire((int, float), 1, 65_536, "table memory; endgame_table_mb caps it")
+    )
+    scoreless: int = field(default=0, metadata=wire(int, 0, 99, "scoreless turns already in a row"))
+    first: int = field(default=0, metadata=wire(int, 0, 1 << 20, "first root play searched"))
+    last: int | None = field(default=None, metadata=wire(int, 1, 1 << 20, "root plays below this"))
+    parts: int = field(default=1, metadata=wire(int, 1, 1024, "split into this many parts"))
+    part: int = field(default=0, metadata=wire(int, 0, 1023, "this job's part"))
+    floor: int | None = field(
+        default=None, metadata=wire(int, -(1 << 28), 1 << 28, "a value reached: bound what is worth less")
+    )
+
+    KIND = "endgame"
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    return "a number" if float in types else " or ".join(_kind_name(t) for t in types)
+
+
+def _number(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _declared_fields(cls) -> list:
+    from dataclasses import fields as dataclass_fields
+
+    return [f for f in dataclass_fields(cls) if "wire" in f.metadata]
+
+
+def encode_declared(request) -> dict:
+    """A declared request as its wire map: the version, the kind, and every field that
+    differs from its default."""
+    from dataclasses import MISSING
+
+    out: dict = {"v": VERSION, "kind": request.KIND}
+    for f in _declared_fields(type(request)):
+        value = getattr(request, f.name)
+        if f.default is MISSING or value != f.default:
+            out[f.name] = value
+    return out
+
+
+def decode_declared(cls, obj: dict):
+    """A wire map -> the declared request `cls`, every field checked against its Wire."""
+    from dataclasses import MISSING
+
+    known = {"v", "kind"} | {f.name for f in _declared_fields(cls)}
+    _no_unknown(obj, known, f"{cls.KIND} request")
+    values = {}
+    for f in _declared_fields(cls):
+        spec: Wire = f.metadata["wire"]
+        if f.name not in obj or obj[f.name] is None:
+            if f.default is MISSING:
+                raise ProtocolError(MISSING_FIELD, f"{cls.KIND} request: field '{f.name}' ({spec.doc}) is missing")
+            continue
+        value = obj[f.name]
+        if not isinstance(value, spec.types) or isinstance(value, bool):
+            raise ProtocolError(WRONG_TYPE, f"'{f.name}' must be {_type_names(spec.types)}, not {_kind(value)}")
+        size = len(value) if isinstance(value, str) else value
+        if spec.low is not None and not spec.low <= size <= spec.high:
+            what = "characters long" if isinstance(value, str) else "in range"
+            raise ProtocolError(
+                BAD_VALUE, f"'{f.name}' must be {_number(spec.low)}..{_number(spec.high)} {what}, not {size!r}"
+            )
+        values[f.name] = value
+    return cls(**values)
+
+
+def declared_table(cls) -> str:
+    """PROTOCOL.md's table of a declared request kind."""
+    from dataclasses import MISSING
+
+    rows = ["| field | type | range | default | meaning |", "|---|---|---|---|---|"]
+    for f in _declared_fields(cls):
+        spec: Wire = f.metadata["wire"]
+        kind = _type_names(spec.types)
+        span = "" if spec.low is None else f"{_number(spec.low)}..{_number(spec.high)}" + (" chars" if str in spec.types else "")
+        default = "required" if f.default is MISSING else ("nil" if f.default is None else repr(f.default))
+        rows.append(f"| `{f.name}` | {kind} | {span} | {default} | {spec.doc} |")
+    return "\n".join(rows)
+
+
 MAX_SIM_ITERATIONS = 10_000  # per job; a simulation is split into many jobs
 # The engine's own bounds (engine/simulate.py), restated so that a game server importing
 # the protocol loads no engine; tests/test_protocol.py holds the two equal.
@@ -297,8 +422,10 @@ def decode_request(
 
 
 def encode_request(
-    request: Request | SelfPlayRequest | AnnotateRequest | SimulateRequest,
+    request: Request | SelfPlayRequest | AnnotateRequest | SimulateRequest | EndgameRequest,
 ) -> bytes:
+    if isinstance(request, EndgameRequest):
+        return pack(encode_declared(request))
     if isinstance(request, SimulateRequest):
         out = {
             "v": VERSION,
@@ -423,6 +550,11 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
             UNSUPPORTED_VERSION, f"protocol version {version!r} is not supported; use {VERSION}"
         )
     kind = _get(obj, "kind", str, "analyze")
+    if kind == EndgameRequest.KIND:
+        request = decode_declared(EndgameRequest, obj)
+        if request.part >= request.parts:
+            raise ProtocolError(BAD_VALUE, f"'part' must be below 'parts' ({request.parts}), not {request.part}")
+        return request
     if kind == "selfplay":
         return _selfplay(obj)
     if kind == "simulate":
@@ -432,7 +564,9 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
     _no_unknown(obj, _TOP, "request")
     if kind not in ("analyze", "batch"):
         raise ProtocolError(
-            BAD_VALUE, f"'kind' must be 'analyze', 'batch' or 'selfplay', not {kind!r}"
+            BAD_VALUE,
+            "'kind' must be one of 'analyze', 'batch', 'selfplay', 'simulate', 'annotate', "
+            f"'endgame', not {kind!r}",
         )
     ruleset = _string(obj, "ruleset", "english")
     lexicon = _get(obj, "lexicon", str, None)
@@ -547,6 +681,39 @@ def _simulate(obj: dict) -> SimulateRequest:
         only=tuple(sorted(set(only))),
         **values,
     )
+
+
+def endgame_result(
+    value: int,
+    moves: list[list],
+    depth: int,
+    exact: bool,
+    nodes: int,
+    seconds: float,
+    root: int,
+    below_floor: bool,
+    no_plays: bool,
+    total_us: float,
+) -> dict:
+    """An endgame: `value` the spread the side to move gains until the end; `moves` the
+    line as [notation, score] pairs (a pass: "-", 0); `root` the line's first play by its
+    number in the root's canonical order; with a split, `below_floor` when every play the
+    job searched is worth less than the floor (value then bounds them) and `no_plays` when
+    its part held none."""
+    return {
+        "v": VERSION,
+        "ok": True,
+        "value": value,
+        "moves": moves,
+        "depth": depth,
+        "exact": exact,
+        "nodes": nodes,
+        "seconds": round(seconds, 6),
+        "root": root,
+        "below_floor": below_floor,
+        "no_plays": no_plays,
+        "timings": _total(total_us),
+    }
 
 
 def simulate_result(
@@ -710,7 +877,7 @@ def _kind(value: Any) -> str:
 
 
 def _kind_name(kind: type) -> str:
-    return {str: "a string", int: "a whole number", list: "an array", dict: "a map"}[kind]
+    return {str: "a string", int: "a whole number", float: "a number", list: "an array", dict: "a map"}[kind]
 
 
 # -------------------------------------------------------------------- results

@@ -59,6 +59,10 @@ typedef struct {
     uint64_t nodes;
     uint64_t horizons; /* values resting on a depth cut-off, this iteration */
     int failed;
+    int root_best;        /* the root's best play so far (generation index) */
+    int32_t *root_rank;   /* the root's plays (by generation index): their canonical numbers */
+    uint8_t *root_allowed; /* ... and whether the split searches them */
+    size_t root_plays;     /* plays at the root, the pass included */
 } Endgame;
 
 /* splitmix64's finaliser: the keys' random numbers, made on the spot. */
@@ -289,10 +293,12 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
     }
     for (int dir = 0; dir < 2; dir++) save_pass(&p->saved[dir], &e->passes[dir]);
     const size_t n = p->buf.count;
+    const int restricted = ply == 0 && e->root_allowed;
     int32_t best = -VALUE_INF, a = alpha;
     uint32_t best_fp = 0;
     for (size_t i = 0; i <= n; i++) {
         const uint32_t index = p->order[i].index;
+        if (restricted && !e->root_allowed[index]) continue;
         int32_t v;
         int ends;
         if (i == 0) {
@@ -308,6 +314,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
             best_fp = index == n ? FP_PASS : fingerprint(e->r, m);
             if (v > a) {
                 a = v;
+                if (ply == 0) e->root_best = (int)index;
                 /* this play, then the line the node after it found (none after a last play) */
                 p->line[0] = *m;
                 const Ply *next = &e->plies[ply + 1];
@@ -319,6 +326,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         }
         if (a >= beta) break;
     }
+    if (restricted) return best; /* a bound on part of the root's plays: not the position's */
     int kind = best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT;
     int searched = e->horizons == horizons ? ENDGAME_COMPLETE : depth;
     t->lock = (key & ~(uint64_t)0xFFFF) | (uint64_t)searched << 8 | (uint64_t)kind;
@@ -327,9 +335,89 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
     return best;
 }
 
+/* Generate the plays of the side to move at `ply` in canonical order (no table move);
+ * the passes are saved for try_play. */
+static int canonical_plays(Endgame *e, Ply *p) {
+    if (!p->has_buf) {
+        if (movebuf_init(&p->buf, -1, 0) < 0) return FAIL_MEMORY;
+        p->has_buf = 1;
+    }
+    p->buf.count = p->buf.total = p->buf.seq = 0;
+    p->buf.pruned = p->buf.has_floor = 0;
+    int failed = search_moves(e->g, e->board, e->rack[e->side], e->held[e->side], &e->args, e->passes, &p->buf);
+    if (!failed) failed = order_plays(e, p, 0);
+    if (failed) return failed;
+    for (int dir = 0; dir < 2; dir++) save_pass(&p->saved[dir], &e->passes[dir]);
+    return 0;
+}
+
+/* The root's canonical numbering and which plays the split searches. */
+static int number_root(Endgame *e, const RootSplit *split) {
+    Ply *p = &e->plies[0];
+    int failed = canonical_plays(e, p);
+    if (failed) return failed;
+    const size_t n = p->buf.count + 1;
+    e->root_rank = malloc(n * sizeof *e->root_rank);
+    e->root_allowed = malloc(n);
+    if (!e->root_rank || !e->root_allowed) return FAIL_MEMORY;
+    e->root_plays = n;
+    for (size_t i = 0; i < n; i++) {
+        const int k = (int)i, index = (int)p->order[i].index;
+        e->root_rank[index] = k;
+        e->root_allowed[index] = k >= split->first && (split->last < 0 || k < split->last) &&
+                                 (k - split->first) % split->parts == split->part;
+    }
+    if (split->first == 0 && split->last < 0 && split->parts == 1) { /* the whole root */
+        free(e->root_allowed);
+        e->root_allowed = NULL;
+    }
+    return 0;
+}
+
+/* The canonical line of an exact value: from the root, at each turn the first play in
+ * canonical order worth the value (a null-window search each, with the table warm), made,
+ * until the game ends. Fills answer->line and answer->root; returns 0 or a FAIL_ code. */
+static int canonical_line(Endgame *e, int32_t value, int passed, EndgameAnswer *answer) {
+    answer->line_len = 0;
+    for (int ply = 0; ply < ENDGAME_MAX_PLIES - 1; ply++) {
+        Ply *p = &e->plies[ply];
+        int failed = canonical_plays(e, p);
+        if (failed) return failed;
+        const size_t n = p->buf.count;
+        long chosen = -1;
+        int ends = 0;
+        for (size_t i = 0; i <= n && chosen < 0; i++) {
+            const uint32_t index = p->order[i].index;
+            if (ply == 0 && e->root_allowed && !e->root_allowed[index]) continue;
+            int32_t v = try_play(e, ply, ENDGAME_MAX_PLIES, value - 1, value, passed, index, &ends);
+            if (e->failed) return e->failed;
+            if (v >= value) chosen = index;
+        }
+        if (chosen < 0) return FAIL_CHECK; /* no play keeps the value: it was not exact */
+        if (ply == 0) answer->root = e->root_rank[chosen];
+        const MoveRecord *m = (size_t)chosen == n ? &PASS_RECORD : &p->buf.items[chosen];
+        answer->line[answer->line_len++] = *m;
+        if (ends) return 0;
+        if ((size_t)chosen == n) {
+            e->side ^= 1;
+            e->key ^= KEY_SIDE;
+            value = -value;
+            passed = 1;
+        } else {
+            uint16_t square[MAX_RACK];
+            uint8_t cell[MAX_RACK];
+            int count = play_tiles(e->r, m, square, cell);
+            make_play(e, square, cell, count);
+            value = m->score - value;
+            passed = 0;
+        }
+    }
+    return 0;
+}
+
 int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
-                  const EndRules *end, int plies, int table_bits, int passed, int has_deadline,
-                  const struct timespec *deadline, EndgameAnswer *answer) {
+                  const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
+                  int has_deadline, const struct timespec *deadline, EndgameAnswer *answer) {
     const Rules *r = &g->rules;
     Endgame *e = calloc(1, sizeof *e);
     if (!e) return FAIL_MEMORY;
@@ -361,23 +449,57 @@ int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[
     e->args = (SearchArgs){MODE_ACROSS | MODE_DOWN, -1, 0, NULL, has_deadline, {0, 0}, 1};
     if (has_deadline) e->args.deadline = *deadline;
     memset(answer, 0, sizeof *answer);
+    failed = number_root(e, split);
+    if (failed) goto out;
+    size_t searched = e->root_allowed ? 0 : e->root_plays;
+    for (size_t i = 0; e->root_allowed && i < e->root_plays; i++) searched += e->root_allowed[i];
+    if (!searched) {
+        answer->no_plays = 1;
+        answer->exact = 1;
+        goto out;
+    }
+    /* with a floor, a play worth exactly the floor is still told apart: the merge of the
+     * parts then picks the first in canonical order, as one search would */
+    const int32_t alpha = split->has_floor ? split->floor - 1 : -VALUE_INF;
     int done = 0;
     for (int depth = 1; depth <= plies; depth++) {
         e->horizons = 0;
-        int32_t v = negamax(e, 0, depth, -VALUE_INF, VALUE_INF, passed);
+        int32_t v = negamax(e, 0, depth, alpha, VALUE_INF, passed);
         if (e->failed) break;
         done = 1;
         answer->value = v;
         answer->depth = depth;
         answer->exact = e->horizons == 0;
+        answer->below_floor = v <= alpha;
         answer->line_len = e->plies[0].line_len;
         memcpy(answer->line, e->plies[0].line, (size_t)answer->line_len * sizeof *answer->line);
+        answer->root = e->root_rank[e->root_best];
         if (answer->exact) break;
     }
-    answer->nodes = e->nodes;
-    if (!done) failed = e->failed ? e->failed : FAIL_TIME;
-    else if (e->failed == FAIL_MEMORY) failed = FAIL_MEMORY;
+    if (!done) {
+        failed = e->failed ? e->failed : FAIL_TIME;
+    } else if (e->failed == FAIL_MEMORY) {
+        failed = FAIL_MEMORY;
+    } else if (answer->exact && !answer->below_floor) {
+        e->failed = 0;
+        EndgameAnswer *line = malloc(sizeof *line);
+        if (!line) {
+            failed = FAIL_MEMORY;
+            goto out;
+        }
+        memset(line, 0, sizeof *line);
+        int bad = canonical_line(e, answer->value, passed, line);
+        if (!bad) {
+            answer->line_len = line->line_len;
+            answer->root = line->root;
+            memcpy(answer->line, line->line, (size_t)line->line_len * sizeof *line->line);
+        } else if (bad != FAIL_TIME) {
+            failed = bad; /* FAIL_CHECK: the value was not what the search said; a bug */
+        }
+        free(line);
+    }
 out:
+    answer->nodes = e->nodes;
     if (e->plies)
         for (int i = 0; i <= ENDGAME_MAX_PLIES; i++) {
             if (e->plies[i].has_buf) movebuf_free(&e->plies[i].buf);
@@ -385,6 +507,8 @@ out:
         }
     free(e->plies);
     free(e->table);
+    free(e->root_rank);
+    free(e->root_allowed);
     free(e);
     return failed;
 }

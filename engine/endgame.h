@@ -47,9 +47,23 @@ _Static_assert(sizeof(TableEntry) == 16, "TableEntry is 16 bytes");
 
 #define ENDGAME_COMPLETE 255
 
+/* Which of the root's plays one search looks at, for a hard endgame split over workers:
+ * the plays are numbered in the root's canonical order (order_plays without a table move:
+ * a function of the position alone; the pass last), and number i is searched when
+ * first <= i < last (last < 0: no end) and (i - first) % parts == part. With a floor, a
+ * value another part already reached: plays worth less are only bounded. */
+typedef struct {
+    int first, last, parts, part;
+    int has_floor;
+    int32_t floor;
+} RootSplit;
+
 /* What solve_endgame answers. */
 typedef struct {
     int32_t value;
+    int root;         /* the line's first play, by its number in the root's canonical order */
+    int below_floor;  /* every play searched is worth less than the floor: value bounds them */
+    int no_plays;     /* the split left this search no play to look at */
     int depth;        /* plies of the deepest iteration completed */
     int exact;        /* that iteration reached the end of the game on every line */
     uint64_t nodes;
@@ -59,10 +73,13 @@ typedef struct {
 
 /* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): up to
  * `plies` deep (iterations 1.. until one is exact), with 2^table_bits table entries,
- * `passed` when the last turn was a pass. Returns 0 with the answer, FAIL_MEMORY, or
- * FAIL_TIME when not even the first iteration finished by the deadline. */
+ * `passed` when the last turn was a pass, the root's plays as `split` says. An exact
+ * answer's line is canonical: at each turn the first play in canonical order that keeps
+ * the value, so that it is the same whatever the depth schedule, the table's size and the
+ * split. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the first
+ * iteration finished by the deadline. */
 int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
-                  const EndRules *end, int plies, int table_bits, int passed, int has_deadline,
-                  const struct timespec *deadline, EndgameAnswer *answer);
+                  const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
+                  int has_deadline, const struct timespec *deadline, EndgameAnswer *answer);
 
 #endif

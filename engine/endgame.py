@@ -110,6 +110,32 @@ def line_moves(board: Board, records: bytes) -> tuple[Move, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Which of the root's plays one search looks at (numbered in the root's canonical
+    order, a function of the position alone, the pass last): number i when first <= i,
+    i < last (None: no end) and (i - first) % parts == part. With `floor`, a value another
+    part already reached: plays worth less are only bounded."""
+
+    first: int = 0
+    last: int | None = None
+    parts: int = 1
+    part: int = 0
+    floor: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One split search's answer: its Endgame, the canonical number of its line's first
+    play, whether every play it looked at was worth less than the floor, and whether the
+    split left it none to look at."""
+
+    endgame: Endgame
+    root: int
+    below_floor: bool
+    no_plays: bool
+
+
 def solve(
     generator,
     rules: Ruleset,
@@ -122,6 +148,22 @@ def solve(
     scoreless: int = 0,
 ) -> Endgame:
     """Solve the endgame with `rack` to move against `opponent` (tile numbers)."""
+    return solve_part(generator, rules, board, rack, opponent, plies, budget_s, table_mb, scoreless).endgame
+
+
+def solve_part(
+    generator,
+    rules: Ruleset,
+    board: Board,
+    rack: tuple[int, ...],
+    opponent: tuple[int, ...],
+    plies: int | None = None,
+    budget_s: float | None = None,
+    table_mb: float = DEFAULT_TABLE_MB,
+    scoreless: int = 0,
+    split: Split = Split(),
+) -> Part:
+    """solve(), on the root's plays `split` names."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -145,7 +187,7 @@ def solve(
     end = rules.end
     started = time.perf_counter()
     try:
-        value, depth, exact, nodes, records = generator.endgame(
+        value, depth, exact, nodes, records, root, below, none = generator.endgame(
             board.cells,
             bytes(counts[0]),
             bytes(counts[1]),
@@ -156,13 +198,21 @@ def solve(
             end.going_out,
             end.stuck_loses_own,
             end.scoreless_loses_own,
+            split.first,
+            -1 if split.last is None else split.last,
+            split.parts,
+            split.part,
+            split.floor,
         )
     except TimeoutError:
         raise WorkLimitError(
             f"the endgame search did not finish its first iteration within {budget_s:g} s"
         ) from None
+    except ValueError as exc:  # a split out of range
+        raise InputError(str(exc)) from None
     seconds = time.perf_counter() - started
-    return Endgame(value, line_moves(board, records), depth, bool(exact), nodes, seconds)
+    endgame = Endgame(value, line_moves(board, records), depth, bool(exact), nodes, seconds)
+    return Part(endgame, root, bool(below), bool(none))
 
 
-__all__ = ["Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "solve", "table_bits", "passed_before"]
+__all__ = ["Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve", "solve_part", "table_bits", "passed_before"]

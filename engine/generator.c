@@ -472,23 +472,30 @@ PyDoc_STRVAR(describe_doc,
 
 PyDoc_STRVAR(endgame_doc,
 "endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
-"        scoreless_loses_own) -> (value, depth, exact, nodes, line)\n\n"
+"        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None)\n"
+"    -> (value, depth, exact, nodes, line, root, below_floor, no_plays)\n\n"
 "The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
 "counts each); iterations 1..plies until one is exact; 2^table_bits table entries;\n"
 "`passed`: the last turn was a pass; budget: seconds (0: none): past it, the deepest\n"
 "iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
-"the board the ones before it leave (length 0: a pass).");
+"the board the ones before it leave (length 0: a pass). first, last, parts, part, floor:\n"
+"the root's plays searched (RootSplit, endgame.h); root: the line's first play by its\n"
+"number in the root's canonical order.");
 
 static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
-                            "going_out", "stuck_loses_own", "scoreless_loses_own", NULL};
+                            "going_out", "stuck_loses_own", "scoreless_loses_own", "first", "last",
+                            "parts", "part", "floor", NULL};
     Py_buffer cells_view, rack_views[2];
     int plies, table_bits, passed;
     double budget;
     EndRules end;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp", names, &cells_view, &rack_views[0],
+    RootSplit split = {0, -1, 1, 0, 0, 0};
+    PyObject *floor_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiO", names, &cells_view, &rack_views[0],
                                      &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
-                                     &end.stuck_loses_own, &end.scoreless_loses_own))
+                                     &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
+                                     &split.parts, &split.part, &floor_obj))
         return NULL;
     const Rules *r = &self->rules;
     const int ncells = r->rows * r->cols;
@@ -503,6 +510,20 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
         PyErr_Format(PyExc_ValueError, "endgame: plies 1..%d, table_bits %d..%d, budget 0..1e6 s, going_out 0..10",
                      ENDGAME_MAX_PLIES, ENDGAME_MIN_TABLE, ENDGAME_MAX_TABLE);
         goto out;
+    }
+    if (split.first < 0 || split.last < -1 || split.parts < 1 || split.part < 0 || split.part >= split.parts) {
+        PyErr_SetString(PyExc_ValueError, "endgame: first >= 0, last >= -1, 0 <= part < parts");
+        goto out;
+    }
+    if (floor_obj != Py_None) {
+        long f = PyLong_AsLong(floor_obj);
+        if (f == -1 && PyErr_Occurred()) goto out;
+        if (f < -(1L << 28) || f > (1L << 28)) {
+            PyErr_SetString(PyExc_ValueError, "endgame: floor out of range");
+            goto out;
+        }
+        split.has_floor = 1;
+        split.floor = (int32_t)f;
     }
     const uint8_t *board = cells_view.buf;
     for (int i = 0; i < ncells; i++) {
@@ -529,15 +550,18 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     struct timespec deadline = deadline_after(budget);
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = solve_endgame(self, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, plies, table_bits, passed,
-                           budget > 0.0, &deadline, answer);
+    failed = solve_endgame(self, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, table_bits,
+                           passed, budget > 0.0, &deadline, answer);
     Py_END_ALLOW_THREADS
-    if (failed) {
+    if (failed == FAIL_CHECK) {
+        PyErr_SetString(PyExc_AssertionError, "the endgame search: no play keeps the value it found (a bug)");
+    } else if (failed) {
         raise_failure(failed, "the endgame search", budget);
     } else {
-        result = Py_BuildValue("(iiiKy#)", (int)answer->value, answer->depth, answer->exact,
+        result = Py_BuildValue("(iiiKy#iii)", (int)answer->value, answer->depth, answer->exact,
                                (unsigned long long)answer->nodes, (const char *)answer->line,
-                               (Py_ssize_t)((size_t)answer->line_len * sizeof(MoveRecord)));
+                               (Py_ssize_t)((size_t)answer->line_len * sizeof(MoveRecord)), answer->root,
+                               answer->below_floor, answer->no_plays);
     }
     free(answer);
 out:

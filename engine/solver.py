@@ -183,10 +183,27 @@ class Solver:
         game). budget_s: seconds; past it, the best line of the deepest search completed,
         with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
         scoreless turns already played in a row."""
+        return self.solve_endgame_part(
+            board, rack, opponent_rack, plies, budget_s, table_mb, scoreless_turns
+        ).endgame
+
+    def solve_endgame_part(
+        self,
+        board: Board,
+        rack: str,
+        opponent_rack: str,
+        plies: int | None = None,
+        budget_s: float | None = None,
+        table_mb: float = _endgame.DEFAULT_TABLE_MB,
+        scoreless_turns: int = 0,
+        split: _endgame.Split = _endgame.Split(),
+    ) -> _endgame.Part:
+        """solve_endgame on the root's plays `split` names (a hard endgame spread over
+        workers: engine/endgame.py, Split)."""
         self._check_board(board)
         tiles, _ = self._rack(rack)
         other, _ = self._rack(opponent_rack)
-        return _endgame.solve(
+        return _endgame.solve_part(
             self._generator,
             self.rules,
             board,
@@ -196,6 +213,7 @@ class Solver:
             budget_s,
             table_mb,
             scoreless_turns,
+            split,
         )
 
     def _check_board(self, board: Board) -> None:

@@ -93,3 +93,159 @@ def test_solver_equals_plain_minimax(solvers, name, wanted, seed):
     assert {(1, 1), (4, 1), (1, 4)} <= seen["sizes"] or {(1, 1), (3, 2), (2, 3)} <= seen["sizes"]
     assert len(seen["scoreless"]) >= 2, seen  # starting after a pass too
     assert seen["twins"] >= 15, seen
+
+
+def real_endgames() -> dict[str, str]:
+    """Macondo's test positions that are real endgames (both racks, every tile placed)."""
+    import json
+
+    from .conftest import data_path
+
+    rules = Ruleset.load("english")
+    out = {}
+    for line in data_path("cgp", "macondo_test_cgp.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        cgp = " ".join(entry["cgp"].split()[:4])
+        try:
+            pos = parse_cgp(rules, cgp)
+        except InputError:
+            continue
+        tiles = pos.board.tile_count() + sum(len(r) for r in pos.racks)
+        if len(pos.racks) == 2 and all(pos.racks) and tiles == 100:
+            out.setdefault(entry["name"], cgp)
+    return out
+
+
+QUICK = ("line31", "line201", "line459", "line92", "line94", "line164", "line26")
+
+
+@pytest.fixture(scope="module")
+def twl06_solver(magpie_twl06) -> Solver:
+    return Solver(magpie_twl06)
+
+
+def test_value_and_line_whatever_the_table_size_depth_schedule_and_split(twl06_solver):
+    """The canonical line: one value and one line, with a table of 1,024 entries or of
+    millions, searched to the end or to just the depth that proves it, and split."""
+    from anchor.engine.endgame import Split
+
+    solver, rules = twl06_solver, twl06_solver.rules
+    positions = real_endgames()
+    assert set(QUICK) <= set(positions)
+    for name in QUICK:
+        pos = parse_cgp(rules, positions[name])
+        args = (pos.board, pos.racks[0], pos.racks[1])
+        whole = solver.solve_endgame(*args)
+        assert whole.exact, name
+        tiny = solver.solve_endgame(*args, table_mb=0.016)
+        shallow = solver.solve_endgame(*args, plies=whole.depth)
+        for other in (tiny, shallow):
+            assert other.exact and (other.value, other.moves) == (whole.value, whole.moves), name
+        # the line adds up: scores alternate, and the end of the game settles the racks
+        assert whole.moves and whole.best == whole.moves[0]
+        # split: the first play alone, then the rest in 2 parts against its value
+        lead = solver.solve_endgame_part(*args, split=Split(0, 1))
+        rest = [
+            solver.solve_endgame_part(*args, split=Split(1, None, 2, k, lead.endgame.value))
+            for k in range(2)
+        ]
+        live = [r for r in (lead, *rest) if not r.no_plays and not r.below_floor]
+        best = max(live, key=lambda r: (r.endgame.value, -r.root))
+        assert (best.endgame.value, best.endgame.moves) == (whole.value, whole.moves), name
+
+
+def test_the_line_adds_up_to_the_value(twl06_solver):
+    """value = the scores along the line, each side's in turn, plus the end: going out
+    (twice the other rack in English) or two passes (each side loses its own tiles)."""
+    solver, rules = twl06_solver, twl06_solver.rules
+    positions = real_endgames()
+    for name in QUICK:
+        pos = parse_cgp(rules, positions[name])
+        solved = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1])
+        racks = [list(pos.racks[0]), list(pos.racks[1])]
+        spread, side, passes = 0, 0, 0
+        for move in solved.moves:
+            sign = 1 if side == 0 else -1
+            spread += sign * move.score
+            for _, _, letter in move.placed:
+                racks[side].remove("?" if letter.islower() else letter)
+            passes = passes + 1 if move.kind == "pass" else 0
+            if not racks[side]:
+                other = sum(rules.values.get(ch, 0) for ch in racks[1 - side])
+                spread += sign * rules.end.out_bonus(other)
+                break
+            side = 1 - side
+        else:
+            assert passes == 2, name
+            own = [sum(rules.values.get(ch, 0) for ch in r) for r in racks]
+            spread += own[1] - own[0]
+        assert spread == solved.value, (name, [str(m) for m in solved.moves])
+
+
+def test_budget_answers_the_deepest_search_completed(twl06_solver):
+    solver, rules = twl06_solver, twl06_solver.rules
+    pos = parse_cgp(rules, real_endgames()["line27"])  # AEEIRUW/V: minutes to prove
+    found = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], budget_s=0.3)
+    assert not found.exact and found.depth >= 1 and found.moves and found.seconds < 5
+    again = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], plies=found.depth)
+    assert again.value == found.value and not again.exact
+
+
+def test_deterministic_and_bad_input_refused(twl06_solver):
+    solver, rules = twl06_solver, twl06_solver.rules
+    pos = parse_cgp(rules, real_endgames()["line31"])
+    a = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1])
+    b = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1])
+    assert (a.value, a.moves, a.nodes, a.depth) == (b.value, b.moves, b.nodes, b.depth)
+    for kwargs, words in (
+        ({"plies": 0}, "plies must be"),
+        ({"budget_s": -1}, "budget_s must be"),
+        ({"table_mb": 0}, "table_mb must be"),
+        ({"scoreless_turns": 6}, "scoreless turns must be 0..5"),
+    ):
+        with pytest.raises(InputError, match=words):
+            solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], **kwargs)
+    with pytest.raises(InputError, match="the game is over"):
+        solver.solve_endgame(pos.board, pos.racks[0], "")
+    with pytest.raises(InputError, match="the english set has 1"):
+        solver.solve_endgame(pos.board, "ZZ", "Q")
+
+
+def test_protocol_bounds_equal_the_engines_and_bad_requests_are_refused():
+    from anchor.client import protocol as p
+    from anchor.engine.endgame import MAX_PLIES
+
+    assert p.MAX_ENDGAME_PLIES == MAX_PLIES
+    good = {"v": 1, "kind": "endgame", "cgp": "15/15 A/B 0/0 0"}
+    assert p.parse_request(good) == p.EndgameRequest(cgp="15/15 A/B 0/0 0")
+    request = p.EndgameRequest(cgp="x", parts=3, part=2, floor=-7, seconds=1.5)
+    assert p.decode_request(p.encode_request(request)) == request
+    for change, code in (
+        ({"plies": 0}, p.BAD_VALUE),
+        ({"plies": "9"}, p.WRONG_TYPE),
+        ({"part": 1}, p.BAD_VALUE),  # part must be below parts (1)
+        ({"seconds": True}, p.WRONG_TYPE),
+        ({"bogus": 1}, p.UNKNOWN_FIELD),
+        ({"cgp": None}, p.MISSING_FIELD),
+        ({"rack": "A" * 65}, p.BAD_VALUE),
+    ):
+        with pytest.raises(p.ProtocolError) as err:
+            p.parse_request({**good, **change})
+        assert err.value.code == code, change
+
+
+def test_cli_endgame_prints_the_value_and_line(capsys):
+    from anchor.client.cli import main
+
+    from .conftest import data_path
+
+    cgp = real_endgames()["line31"]
+    kwg = str(data_path("kwg", "TWL06.kwg"))
+    assert main(["endgame", "--cgp", cgp, "--lexicon", kwg]) == 0
+    out = capsys.readouterr().out
+    assert "value -56 for FV: solved" in out and "15A AD(Z)" in out
+    assert main(["endgame", "--cgp", cgp, "--lexicon", kwg, "--parts", "2", "--json"]) == 0
+    result = __import__("json").loads(capsys.readouterr().out)
+    assert result["value"] == -56 and result["exact"] and result["moves"][-1] == ["15A AD(Z)", 39]
+    assert main(["endgame", "--cgp", cgp.split()[0] + " FV/ 0/0 0", "--lexicon", kwg]) == 2
+    assert "needs both racks" in capsys.readouterr().err

@@ -412,3 +412,29 @@ def test_train_leaves_through_the_fleet(server, queue, workers, tmp_path, capsys
     leaves = Leaves.open(out, Ruleset.load("russian"))
     assert len(leaves) == 34 + 583
     assert leaves.value([0]) > 0  # a kept blank is worth points
+
+
+def test_endgame_split_over_two_workers_gives_the_one_process_answer(server, queue, workers, local):
+    """Real endgames (Macondo's test positions): the root's plays split over two workers,
+    with the first play's value passed on as a floor, give one search's value and line."""
+    from anchor.client import endgame
+
+    workers()
+    workers()
+    client = AnalysisClient(server.url, queue=queue)
+    wanted = {"line31", "line201", "line459", "line94"}
+    cgps = {}
+    for line in data_path("cgp", "macondo_test_cgp.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        cgp = " ".join(entry["cgp"].split()[:4])
+        if entry["name"] in wanted and "/ " not in cgp and entry["name"] not in cgps:
+            cgps[entry["name"]] = cgp
+    assert set(cgps) == wanted
+    for name, cgp in sorted(cgps.items()):
+        request = p.EndgameRequest(cgp=cgp, lexicon="twl06")
+        one = run_request(request, local)
+        for parts in (2, 3):
+            fleet = endgame.solve(client, request, parts=parts, timeout=120)
+            assert fleet["exact"] and one["exact"], name
+            assert (fleet["value"], fleet["moves"]) == (one["value"], one["moves"]), (name, parts)
+            assert fleet["parts"] == parts + 1

@@ -219,6 +219,8 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
         return run_selfplay(request, solver, started, leaves, deadline)
     if isinstance(request, p.SimulateRequest):
         return run_simulate(request, registry, started, deadline)
+    if isinstance(request, p.EndgameRequest):
+        return run_endgame(request, registry, limits, started, deadline)
     if isinstance(request, p.AnnotateRequest):
         solver = registry.solver(request.ruleset, request.lexicon)
         try:
@@ -487,6 +489,48 @@ def run_selfplay(
             )
         )
     return p.selfplay_result(games, (time.perf_counter() - started) * 1e6)
+
+
+def run_endgame(
+    request: p.EndgameRequest,
+    registry: LexiconRegistry,
+    limits: p.Limits,
+    started: float,
+    deadline: Deadline,
+) -> dict:
+    """An endgame (or, with a split, one part of one), within the server's time and table
+    caps: past the time, the deepest search completed answers with `exact` false."""
+    from anchor.engine import endgame
+
+    solver = registry.solver(request.ruleset, request.lexicon)
+    rules = solver.rules
+    table_mb = request.table_mb or endgame.DEFAULT_TABLE_MB
+    if limits.endgame_table_mb is not None:
+        table_mb = min(table_mb, limits.endgame_table_mb)
+    seconds = deadline.budget()
+    if request.seconds is not None:
+        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    if seconds is not None:
+        seconds = max(0.001, seconds - 0.05)  # leave time to write the answer
+    try:
+        position = parse_cgp(rules, request.cgp)
+        racks = list(position.racks) + ["", ""]
+        rack = request.rack if request.rack is not None else racks[0]
+        other = request.opponent if request.opponent is not None else racks[1]
+        split = endgame.Split(request.first, request.last, request.parts, request.part, request.floor)
+        part = solver.solve_endgame_part(
+            position.board, rack or "", other or "", request.plies, seconds, table_mb,
+            request.scoreless, split,
+        )  # fmt: skip
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    found = part.endgame
+    moves = [[m.notation, m.score] for m in found.moves]
+    elapsed = (time.perf_counter() - started) * 1e6
+    return p.endgame_result(
+        found.value, moves, found.depth, found.exact, found.nodes, found.seconds,
+        part.root, part.below_floor, part.no_plays, elapsed,
+    )  # fmt: skip
 
 
 def run_simulate(

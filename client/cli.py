@@ -571,11 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--policy",
         action="append",
-        choices=("score", "equity", "sim"),
+        choices=protocol.POLICIES,
         help="a player's policy, once per seat or once for all (default: score); sim "
-        "simulates before every move",
+        "simulates before every move; endgame plays by equity until the bag is empty, "
+        "then solves the endgame exactly",
     )
-    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity/sim players")
+    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity/sim/endgame players")
     p.add_argument("--sim-iterations", type=positive, default=100, help="for sim players (100)")
     _sim_shape(p)
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")

@@ -403,7 +403,7 @@ _SELFPLAY = {
     "sim_plies",
     "sim_rank_by",
 }
-POLICIES = ("score", "equity", "sim")
+POLICIES = ("score", "equity", "sim", "endgame")  # endgame: equity, then the solver
 _ANNOTATE = {
     "v", "kind", "ruleset", "lexicon", "gcg", "top", "leaves",
     "sim_iterations", "sim_candidates", "sim_plies", "seed", "sim_rank_by",

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from operator import neg
 
+from .endgame import endgame_value
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
 from .legality import check_rack, unseen_counts
@@ -230,13 +231,6 @@ def _opponent_rack(board, tiles) -> tuple[int, ...] | None:
     return unseen if 0 < len(unseen) <= board.rules.rack_size else None
 
 
-def endgame_equity(rules, placed_count: int, score: int, held: int, opponent_points: int) -> int:
-    """A play's static value with the bag empty: its score, plus the ruleset's going-out
-    adjustment when it plays the last tile (leave values mean nothing once the bag is
-    empty, and an exact solve is what ranks plays; this is the order shown beside it)."""
-    return score + (rules.end.out_bonus(opponent_points) if placed_count == held else 0)
-
-
 def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget) -> dict:
     """An empty-bag turn: the plays ranked statically by endgame_equity, and the position
     solved exactly (the value, the winning line, and the value the play made gives up)."""
@@ -244,7 +238,7 @@ def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int
     points = sum(rules.tile_values[t] for t in opponent)
     held = len(tiles)
     fields = moves.fields(lists=True)
-    values = [endgame_equity(rules, len(f[6]), f[1], held, points) for f in fields]
+    values = [endgame_value(rules, len(f[6]), f[1], held, points) for f in fields]
     order = sorted(range(len(fields)), key=lambda i: (-values[i], i))
     best = [fields[i] for i in order[:top]]
     def solve(board, mover, other, scoreless=0):
@@ -266,7 +260,7 @@ def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int
     elif entry["kind"] == PASS:
         reply = solve(turn.board, opponent, tiles, 1)
         made, exact = -reply.value, exact and reply.exact
-    static_made = endgame_equity(rules, len(turn.play.placed), entry["score"], held, points) if entry["kind"] == PLAY else 0
+    static_made = endgame_value(rules, len(turn.play.placed), entry["score"], held, points) if entry["kind"] == PLAY else 0
     return {
         "rank_by": "endgame",
         "opponent_rack": _letters(rules, opponent),

@@ -54,6 +54,25 @@ class Endgame:
         }
 
 
+def static_choice(moves, rules: Ruleset, held: int, opponent_points: int) -> int | None:
+    """The index in `moves` (a MoveList) of the best play by endgame_value, ties to the
+    first; None when there is none."""
+    scores = moves.scores()
+    best, best_value = None, None
+    for i, score in enumerate(scores):
+        value = endgame_value(rules, len(moves.placed(i)), score, held, opponent_points)
+        if best_value is None or value > best_value:
+            best, best_value = i, value
+    return best
+
+
+def endgame_value(rules: Ruleset, placed: int, score: int, held: int, opponent_points: int) -> int:
+    """A play's static value with the bag empty: its score, plus the ruleset's going-out
+    adjustment when it plays the rack's last tile. Leave values mean nothing once nothing
+    more is drawn; the exact solve is what ranks plays, this is the quick order beside it."""
+    return score + (rules.end.out_bonus(opponent_points) if placed == held else 0)
+
+
 def table_bits(table_mb: float) -> int:
     """log2 of the table entries that fit in `table_mb` MiB (at least the C minimum)."""
     if not isinstance(table_mb, int | float) or isinstance(table_mb, bool) or not table_mb > 0:
@@ -215,4 +234,4 @@ def solve_part(
     return Part(endgame, root, bool(below), bool(none))
 
 
-__all__ = ["Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve", "solve_part", "table_bits", "passed_before"]
+__all__ = ["endgame_value", "static_choice", "Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve", "solve_part", "table_bits", "passed_before"]

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 from . import gcg
 from .board import Board
+from .endgame import static_choice
 from .errors import AnchorError
 from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
+from .legality import unseen_counts
 from .solver import Solver
 
 SCORELESS_LIMIT = 6
@@ -56,6 +58,8 @@ class EquityPlayer:
         self.plays_generated = 0
 
     def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int) -> Move | None:
+        if bag_size == 0:  # no leave values for an empty bag: score, and going out counts
+            return empty_bag_choice(solver, board, rack)
         moves = solver.generate_moves(
             board,
             rack,
@@ -66,6 +70,53 @@ class EquityPlayer:
         )
         self.plays_generated += moves.generated
         return moves[0] if len(moves) else None
+
+
+def _opponent_tiles(solver: Solver, board: Board, rack: str) -> tuple[int, ...]:
+    """The tiles the player to move cannot see: with the bag empty, the other racks."""
+    tiles = solver._rack(rack)[0]
+    left = unseen_counts(board, tiles, strict=False)
+    return tuple(t for t, n in enumerate(left) for _ in range(n))
+
+
+def empty_bag_choice(solver: Solver, board: Board, rack: str) -> Move | None:
+    """The best play by endgame value (engine/endgame.py): what a static player makes of
+    an empty bag."""
+    moves = solver.generate_moves(board, rack)
+    others = _opponent_tiles(solver, board, rack)
+    held = len(solver._rack(rack)[0])
+    best = static_choice(moves, solver.rules, held, sum(solver.rules.tile_values[t] for t in others))
+    return None if best is None else moves[best]
+
+
+class EndgamePlayer:
+    """Another policy until the bag is empty, then the exact endgame solver (two players:
+    the other rack is every tile not seen), within `seconds` a move (and the job's budget)."""
+
+    def __init__(self, inner, seconds: float = 10.0, budget: Callable[[], float | None] | None = None):
+        self.inner = inner
+        self.seconds = seconds
+        self.budget = budget
+        self.wants_lead = getattr(inner, "wants_lead", False)
+        self.solved = 0
+
+    @property
+    def plays_generated(self) -> int:
+        return getattr(self.inner, "plays_generated", 0)
+
+    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0) -> Move | None:
+        others = _opponent_tiles(solver, board, rack) if bag_size == 0 else ()
+        if not 0 < len(others) <= solver.rules.rack_size:
+            if self.wants_lead:
+                return self.inner(solver, board, rack, bag_size, lead=lead)
+            return self.inner(solver, board, rack, bag_size)
+        seconds = self.seconds
+        if self.budget is not None:
+            left = self.budget()
+            seconds = seconds if left is None else max(0.001, min(seconds, left))
+        other = "".join("?" if t == 0 else solver.rules.letter(t) for t in others)
+        self.solved += 1
+        return solver.solve_endgame(board, rack, other, budget_s=seconds).best
 
 
 class Bag:

@@ -460,6 +460,10 @@ class SimPlayer:
         self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0
     ) -> Move | None:
         self.turn += 1
+        if bag_size == 0:  # nothing more is drawn: no leave values, going out counts
+            from .selfplay import empty_bag_choice
+
+            return empty_bag_choice(solver, board, rack)
         chosen = candidates(solver, board, rack, self.leaves, self.settings.candidates)
         if not chosen:
             return None

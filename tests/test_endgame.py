@@ -249,3 +249,24 @@ def test_cli_endgame_prints_the_value_and_line(capsys):
     assert result["value"] == -56 and result["exact"] and result["moves"][-1] == ["15A AD(Z)", 39]
     assert main(["endgame", "--cgp", cgp.split()[0] + " FV/ 0/0 0", "--lexicon", kwg]) == 2
     assert "needs both racks" in capsys.readouterr().err
+
+
+def test_static_players_go_out_and_the_endgame_player_solves(twl06_solver):
+    """With the bag empty the equity player ranks by score plus the going-out adjustment
+    (doug_v_emely turn 26: ?FS against EGOP goes out with 14L (K)aFS, not 8K (I)F keeping
+    S? as leave values said), and the endgame policy plays the solver's best."""
+    from anchor.engine.gcg import read_gcg, replay
+    from anchor.engine.leaves import Leaves
+    from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, play_game
+
+    from .conftest import data_path
+
+    solver, rules = twl06_solver, twl06_solver.rules
+    game = read_gcg(next(data_path("gcg").rglob("doug_v_emely.gcg")))
+    turn = list(replay(game, rules))[26]
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), rules)
+    assert EquityPlayer(leaves)(solver, turn.board, "?FS", 0).notation == "14L (K)aFS"
+    player = EndgamePlayer(EquityPlayer(leaves), seconds=5)
+    assert player(solver, turn.board, "?FS", 0).notation == "14L (K)aFS" and player.solved == 1
+    played = play_game(solver, 3, policies=[player, EquityPlayer(leaves)], check=True)
+    assert played.end in ("out", "scoreless") and player.solved >= 2

@@ -25,7 +25,7 @@ from anchor.engine.leaves import Leaves
 from anchor.engine.legality import check_position, check_rack, fits
 from anchor.engine.notation import parse_rack
 from anchor.engine.rules import builtin_names
-from anchor.engine.selfplay import EquityPlayer, Greedy, InvariantError, play_game
+from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy, InvariantError, play_game
 from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
@@ -214,7 +214,7 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
                 leaves = LeaveModel(solver.rules, request.model)
             except ValueError as exc:
                 raise p.ProtocolError(p.BAD_VALUE, str(exc)) from None
-        elif {"equity", "sim"} & set(request.policies):
+        elif {"equity", "sim", "endgame"} & set(request.policies):
             leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
         return run_selfplay(request, solver, started, leaves, deadline)
     if isinstance(request, p.SimulateRequest):
@@ -432,6 +432,8 @@ def analyze_position(
 def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None):
     if name == "equity":
         return EquityPlayer(leaves)
+    if name == "endgame":
+        return EndgamePlayer(EquityPlayer(leaves), budget=budget)
     if name == "sim":
         settings = Simulation(
             candidates=request.sim_candidates,

@@ -270,3 +270,11 @@ def test_static_players_go_out_and_the_endgame_player_solves(twl06_solver):
     assert player(solver, turn.board, "?FS", 0).notation == "14L (K)aFS" and player.solved == 1
     played = play_game(solver, 3, policies=[player, EquityPlayer(leaves)], check=True)
     assert played.end in ("out", "scoreless") and player.solved >= 2
+
+
+def test_protocol_md_holds_the_declared_endgame_table():
+    from anchor.client import protocol as p
+
+    from .conftest import ROOT
+
+    assert p.declared_table(p.EndgameRequest) in (ROOT / "PROTOCOL.md").read_text()

@@ -80,8 +80,10 @@ def build_parser() -> Parser:
         ("--max-batch", "positions in one batch request (default 1000)"),
         ("--result-ttl", "seconds results and failures are kept in Redis (default 3600)"),
         ("--max-retries", "retries of a job whose worker died (default 2)"),
+        ("--max-endgame-table-mb", "an endgame's transposition table in MiB (default 256)"),
     ):
-        caps.add_argument(flag, type=float if "seconds" in flag else int, help=help_text)
+        number = float if "seconds" in flag or "mb" in flag else int
+        caps.add_argument(flag, type=number, help=help_text)
     return p
 
 

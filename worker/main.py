@@ -149,7 +149,9 @@ _LIMIT_FLAGS = {
     "batch": "max_batch",
     "result_ttl": "result_ttl",
     "retries": "max_retries",
+    "endgame_table_mb": "max_endgame_table_mb",
 }
+_FLOAT_LIMITS = {"job_seconds", "endgame_table_mb"}
 
 
 def limits_from(args, environ=os.environ) -> p.Limits:
@@ -160,7 +162,7 @@ def limits_from(args, environ=os.environ) -> p.Limits:
         env = f"ANCHOR_{flag.upper()}"
         if value is None and environ.get(env):
             try:
-                value = float(environ[env]) if field == "job_seconds" else int(environ[env])
+                value = float(environ[env]) if field in _FLOAT_LIMITS else int(environ[env])
             except ValueError:
                 raise ValueError(f"${env} must be a number, not {environ[env]!r}") from None
         if value is not None:

@@ -332,15 +332,15 @@ PyDoc_STRVAR(playouts_doc,
 "stopped, 0 when a side went out (the game is over).");
 
 static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"cells", "rack", "candidates", "order", "plies",
-                            "graph", "counts", "values", "budget", "check", NULL};
+    static char *names[] = {"cells", "rack", "candidates", "order", "plies", "graph",
+                            "counts", "values", "budget", "check", "out_factor", NULL};
     Py_buffer cells_view, rack_view, order_view, graph, counts, values;
     PyObject *candidates, *result = NULL;
-    int plies, check = 0;
+    int plies, check = 0, out_factor = 2;
     double budget = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|dp", names, &cells_view, &rack_view,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*Oy*iy*y*y*|dpi", names, &cells_view, &rack_view,
                                      &candidates, &order_view, &plies, &graph, &counts, &values, &budget,
-                                     &check))
+                                     &check, &out_factor))
         return NULL;
     const Rules *r = &self->rules;
     const int ncells = r->rows * r->cols;
@@ -372,8 +372,8 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
         goto out;
     }
     if (plies < 0 || plies > MAX_PLAYOUT_PLIES || order_view.len > MAX_PLAYOUT_TILES ||
-        !(budget >= 0.0 && budget <= 1e6)) {
-        PyErr_Format(PyExc_ValueError, "playouts: plies 0..%d, at most %d unseen tiles, budget 0..1e6 s",
+        !(budget >= 0.0 && budget <= 1e6) || out_factor < 0 || out_factor > 11) {
+        PyErr_Format(PyExc_ValueError, "playouts: plies 0..%d, at most %d unseen tiles, budget 0..1e6 s, out_factor 0..11",
                      MAX_PLAYOUT_PLIES, MAX_PLAYOUT_TILES);
         goto out;
     }
@@ -406,6 +406,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
     p.g = self;
     p.klv = &klv;
+    p.out_factor = out_factor;
     p.passes = malloc(5 * sizeof *p.passes); /* the board in play, the position, a check's */
     p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
     p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
@@ -452,6 +453,7 @@ out:
     free(p.table);
     free(p.bag);
     movebuf_free(&p.buf);
+    if (p.has_all) movebuf_free(&p.all);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_view);
     PyBuffer_Release(&order_view);

@@ -113,12 +113,59 @@ static int board_as_prepared(Playout *p) {
     return 1;
 }
 
+/* With the bag empty: the play of the best score plus the going-out adjustment (ties: the
+ * higher score, then generation order, as engine/endgame.py's static_choice reads a list
+ * ranked by score), or the pass. */
+static int empty_bag_turn(Playout *p, int side, Turn *turn) {
+    const Rules *r = &p->g->rules;
+    if (!p->has_all) {
+        if (movebuf_init(&p->all, -1, 0) < 0) return FAIL_MEMORY;
+        p->has_all = 1;
+    }
+    MoveBuf *buf = &p->all;
+    buf->count = buf->total = buf->seq = 0;
+    buf->pruned = buf->has_floor = 0;
+    SearchArgs args = p->args;
+    args.limit = -1;
+    args.leaves = NULL;
+    int failed = search_moves(p->g, p->board, p->rack[side], p->held[side], &args, p->passes, buf);
+    if (failed) return failed;
+    const int32_t bonus = p->out_factor * rack_points(r, p->rack[1 - side]);
+    long best = -1;
+    int32_t best_value = 0;
+    for (size_t i = 0; i < buf->count; i++) {
+        const MoveRecord *m = &buf->items[i];
+        int placed = 0;
+        for (int k = 0; k < m->len; k++) placed += m->tiles[k] != 0;
+        int32_t value = m->score + (placed == p->held[side] ? bonus : 0);
+        if (best < 0 || value > best_value || (value == best_value && m->score > buf->items[best].score)) {
+            best = (long)i;
+            best_value = value;
+        }
+    }
+    memset(turn, 0, sizeof *turn);
+    turn->kind = TURN_PASS;
+    if (best >= 0) {
+        const MoveRecord *m = &buf->items[best];
+        turn->kind = TURN_PLAY;
+        turn->score = m->score;
+        int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
+        for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
+            if (m->tiles[i]) {
+                turn->square[turn->count] = (uint16_t)(at + i * step);
+                turn->cell[turn->count++] = m->tiles[i];
+            }
+    }
+    return 0;
+}
+
 /* The side's best move by equity: the top play, or the best exchange (or pass) when it is
  * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
  * or FAIL_MEMORY / FAIL_TIME from the search. */
 static int best_turn(Playout *p, int side, Turn *turn) {
     const Rules *r = &p->g->rules;
     const uint8_t *rack = p->rack[side];
+    if (p->head == p->tail) return empty_bag_turn(p, side, turn);
     uint16_t steps[MAX_LETTERS + 1];
     float kept[MAX_RACK + 1], kept_blank[MAX_RACK + 1]; /* best leave by tiles played */
     size_t keys = leave_fill(p->klv, rack, steps, p->table, kept, kept_blank);
@@ -230,15 +277,17 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
         int over = make_turn(p, side, ply ? &turn : candidate, ply < plies, &spread);
         if (p->scratch && ply < plies && !board_as_prepared(p)) return FAIL_CHECK;
         if (over) {
-            int other = rack_points(r, p->rack[1 - side]);
-            *value = spread + (side == 0 ? 2 * other : -2 * other);
+            int other = p->out_factor * rack_points(r, p->rack[1 - side]);
+            *value = spread + (side == 0 ? other : -other);
             *unplayed = 0;
             return 0;
         }
         side = 1 - side;
     }
-    double ours = p->has_kept[0] ? kept_value(p, p->kept[0]) : 0.0;
-    double theirs = p->has_kept[1] ? kept_value(p, p->kept[1]) : 0.0;
+    /* leave values count only while tiles are still to be drawn */
+    const int drawing = p->head < p->tail;
+    double ours = p->has_kept[0] && drawing ? kept_value(p, p->kept[0]) : 0.0;
+    double theirs = p->has_kept[1] && drawing ? kept_value(p, p->kept[1]) : 0.0;
     *value = spread + ours - theirs;
     *unplayed = (long)(p->tail - p->head) + p->held[0] + p->held[1];
     return 0;

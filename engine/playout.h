@@ -3,8 +3,10 @@
  * oracle) without a Python object per ply. A playout makes a candidate move, then both
  * sides take turns with their best play by equity (an exchange or the pass when worth
  * more, exchanges only while the bag holds a rack), drawing from a given tile order.
- * Its value: the spread over those moves plus the leave each side kept last (ours minus
- * theirs), or, when a side goes out, the spread with twice the other rack's tiles.
+ * Once the bag is empty a side plays its best by score plus the going-out adjustment (no
+ * leave values). Its value: the spread over those moves plus, while tiles are still to be
+ * drawn, the leave each side kept last (ours minus theirs); when a side goes out, the
+ * spread with `out_factor` times the other rack's tiles.
  * Its functions are in playout.c.
  */
 #ifndef ANCHOR_PLAYOUT_H
@@ -33,6 +35,9 @@ typedef struct {
     const Search *start;              /* the same for the position itself (prepared once) */
     Search *scratch;                  /* check: the board prepared whole, to compare */
     MoveBuf buf;                      /* best-first, keep 1, by equity */
+    MoveBuf all;                      /* every play, by score: the empty bag's choice */
+    int has_all;
+    int out_factor;                   /* the going-out adjustment, times the other rack */
     float *table;                     /* leave table: 1 << rack_size values */
     SearchArgs args;
     uint8_t board[MAX_CELLS];

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from .board import Board, letter_cell
+from .endgame import endgame_value, static_choice
 from .errors import InputError, WorkLimitError
 from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
@@ -85,7 +86,16 @@ def candidates(solver: Solver, board: Board, rack: str, leaves, count: int) -> l
     """The top `count` moves by static equity (exchanges while the bag holds a rack)."""
     if not 1 <= count <= MAX_CANDIDATES:
         raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, not {count}")
-    bag = len(unseen_tiles(solver.rules, board, rack)) - solver.rules.rack_size
+    unseen = unseen_tiles(solver.rules, board, rack)
+    bag = len(unseen) - solver.rules.rack_size
+    if bag <= 0:  # the bag is empty: no leave values; going out counts (engine/endgame.py)
+        moves = solver.generate_moves(board, rack)
+        rules = solver.rules
+        held = len(parse_rack(rules, rack))
+        points = sum(rules.values.get(ch, 0) for ch in unseen)
+        values = [endgame_value(rules, len(moves.placed(i)), s, held, points) for i, s in enumerate(moves.scores())]
+        order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:count]
+        return [Candidate(moves[i].notation, moves[i].score, float(values[i]), moves[i]) for i in order]
     moves = solver.generate_moves(
         board,
         rack,
@@ -169,6 +179,7 @@ class _NativePlayouts:
         self._run = functools.partial(
             generator.playouts, cells=board.cells, rack=bytes(counts), candidates=turns,
             plies=plies, graph=nodes, counts=below, values=values,
+            out_factor=rules.end.going_out + int(rules.end.stuck_loses_own),
         )  # fmt: skip
 
     def __call__(self, order: list[int], seconds: float | None) -> tuple[list[float], list[int]]:
@@ -205,7 +216,12 @@ def _playout(
     spread = 0.0
     side = 0
     for ply in range(plies + 1):
-        if ply:
+        if ply and not bag:  # nothing more is drawn: score, and going out counts
+            found = solver.generate_moves(board, _rack_text(rules, racks[side]))
+            held = sum(racks[side].values())
+            best = static_choice(found, rules, held, _value(rules, racks[1 - side]))
+            move = found[best] if best is not None else Move(0, -1, -1, "", "", (), PASS)
+        elif ply:
             text = _rack_text(rules, racks[side])
             found = solver.generate_moves(
                 board,
@@ -232,11 +248,13 @@ def _playout(
         rack.update(drawn)
         if move.kind == EXCHANGE:
             bag = bag + list(Counter(move.exchanged).elements())
-        if not rack and not bag:  # out: the game ends, the other rack counts double
-            other = _value(rules, racks[1 - side])
-            return spread + (2 * other if side == 0 else -2 * other), 0
+        if not rack and not bag:  # out: the game ends, the ruleset's adjustment
+            bonus = rules.end.out_bonus(_value(rules, racks[1 - side]))
+            return spread + (bonus if side == 0 else -bonus), 0
         side = 1 - side
-    value = spread + _leave(rules, leaves, kept[0]) - _leave(rules, leaves, kept[1])
+    value = spread  # leave values count only while tiles are still to be drawn
+    if bag:
+        value += _leave(rules, leaves, kept[0]) - _leave(rules, leaves, kept[1])
     return value, len(bag) + sum(racks[0].values()) + sum(racks[1].values())
 
 

@@ -278,3 +278,77 @@ def test_protocol_md_holds_the_declared_endgame_table():
     from .conftest import ROOT
 
     assert p.declared_table(p.EndgameRequest) in (ROOT / "PROTOCOL.md").read_text()
+
+
+def test_analysis_by_equity_ranks_an_empty_bag_by_endgame_value():
+    """`analyze --rank equity` on doug_v_emely turn 26 (bag empty): going out first, worth
+    21 + 2 x 7; leave values would rank it 38th."""
+    from anchor.client import protocol as p
+    from anchor.engine.gcg import read_gcg, replay
+    from anchor.worker.runner import LexiconRegistry, run_request
+
+    from .conftest import data_path
+
+    rules = Ruleset.load("english")
+    game = read_gcg(next(data_path("gcg").rglob("doug_v_emely.gcg")))
+    board = list(replay(game, rules))[26].board
+    registry = LexiconRegistry(
+        {"twl06": str(data_path("kwg", "TWL06.kwg"))},
+        leave_paths={"twl06": str(data_path("kwg", "TWL06.klv2"))},
+    )
+    request = p.Request(
+        lexicon="twl06",
+        positions=(p.Position(cgp=f"{board.to_cgp()} ?FS/ 0/0 0", limit=3),),
+        rank="equity",
+        leaves="twl06",
+        options=p.Options(exchanges=True),
+    )
+    result = run_request(request, registry)
+    assert [m[0] for m in result["moves"]] == ["14L (K)aFS", "M9 FaS", "M9 FeS"]
+    assert result["equities"] == [35.0, 28.0, 28.0] and result["total"] == 363
+
+
+@pytest.mark.parametrize("name", ["english", "russian", "erudit"])
+def test_playouts_that_empty_the_bag_equal_the_reference(solvers, name):
+    """Positions with 1-3 tiles in the bag: the playouts empty it, and from then on both
+    sides play by score plus the ruleset's going-out adjustment (Эрудит: none), with no
+    leave values at the end. The C core equals the Python reference (engine.simulate)."""
+    from anchor.engine.leaves import Leaves
+    from anchor.engine.simulate import candidates, iterate
+
+    from .test_simulate import WithoutGraph
+
+    solver = solvers[name]
+    rules = solver.rules
+    rng = random.Random(name)
+    tiles = range(rules.size + 1)
+    values = {(a,): rng.uniform(-8, 8) for a in tiles}
+    values.update({(a, b): rng.uniform(-10, 10) for a in tiles for b in tiles if a <= b})
+    leaves = Leaves(Leaves.to_bytes(values), rules)
+    tried = 0
+    for seed in range(40):
+        bag = [0] * rules.blanks + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+        random.Random(seed).shuffle(bag)
+        racks = [[bag.pop() for _ in range(rules.rack_size)] for _ in range(2)]
+        board, side = Board.empty(rules), 0
+        while len(bag) > 3:
+            moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=1)
+            if not len(moves):
+                break
+            for _, _, letter in moves[0].placed:
+                racks[side].remove(0 if letter.islower() else rules.index(letter))
+            board = board.apply(moves[0].placed)
+            while len(racks[side]) < rules.rack_size and bag:
+                racks[side].append(bag.pop())
+            side = 1 - side
+        if not 1 <= len(bag) <= 3:
+            continue
+        rack = format_rack(rules, tuple(racks[side]))
+        chosen = candidates(solver, board, rack, leaves, 5)
+        fast = iterate(solver, board, rack, leaves, chosen, 4, seed, range(3))
+        slow = iterate(solver, board, rack, WithoutGraph(leaves), chosen, 4, seed, range(3))
+        assert fast == slow, (name, seed)
+        tried += 1
+        if tried == 4:
+            break
+    assert tried == 4

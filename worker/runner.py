@@ -22,7 +22,7 @@ from anchor.engine import (
 from anchor.engine.annotate import annotate_game
 from anchor.engine.gcg import parse_gcg
 from anchor.engine.leaves import Leaves
-from anchor.engine.legality import check_position, check_rack, fits
+from anchor.engine.legality import check_position, check_rack, fits, unseen_counts
 from anchor.engine.notation import parse_rack
 from anchor.engine.rules import builtin_names
 from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy, InvariantError, play_game
@@ -390,6 +390,11 @@ def analyze_position(
     limit = position.limit if position.limit is not None else max_moves
     capped = position.limit is None and limit is not None
     options = request.options
+    if leaves is not None:
+        others = unseen_counts(board, tiles, strict=False)
+        if sum(others) <= rules.rack_size:  # the bag is empty: no leave values
+            points = sum(n * rules.tile_values[t] for t, n in enumerate(others))
+            return _empty_bag_position(solver, board, rack, position, options, limit, points, budget)
     started = time.perf_counter()
     try:
         moves = solver.generate_moves(
@@ -426,6 +431,53 @@ def analyze_position(
         total=moves.total,
         truncated=truncated,
         equities=moves.equities() if leaves is not None else None,
+    )
+
+
+def _empty_bag_position(solver, board, rack: str, position, options, limit, points: int, budget) -> dict:
+    """analyze_position by equity once the bag is empty: every play ranked by its score plus
+    the going-out adjustment (engine/endgame.py, endgame_value), reported as its equity;
+    the pass (the one exchange left) with `options.exchanges`."""
+    from anchor.engine.endgame import endgame_value
+    from anchor.engine.moves import PASS, Move
+
+    started = time.perf_counter()
+    try:
+        moves = solver.generate_moves(board, rack, mode=position.mode, budget=budget)
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
+    held = len(parse_rack(solver.rules, rack))
+    scores = moves.scores()
+    values = [
+        endgame_value(solver.rules, len(moves.placed(i)), s, held, points) for i, s in enumerate(scores)
+    ]
+    order = sorted(range(len(values)), key=lambda i: (-values[i], i))
+    if options.exchanges:
+        order.append(-1)  # the pass: worth 0, after the plays worth as much
+        order.sort(key=lambda i: (-(values[i] if i >= 0 else 0), i < 0, i))
+    total = len(order)
+    if limit is not None:
+        order = order[:limit]
+    generated = time.perf_counter() - started
+    passed = Move(0, -1, -1, "", "", (), PASS)
+    if options.breakdown:
+        entries = []
+        for i in order:
+            move = moves[i] if i >= 0 else passed
+            breakdown = {"words": [], "bingo": 0}
+            if move.kind == "play":
+                score = solver.score_play(board, move.play())
+                breakdown = {"words": [[w.word, w.coordinate, w.score] for w in score.words], "bingo": score.bingo}
+            entries.append(p.move_entry(move, breakdown))
+    else:
+        fields = moves.fields(lists=True)
+        entries = [fields[i] if i >= 0 else [*passed.fields()[:6], []] for i in order]
+    return p.position_result(
+        entries,
+        generated * 1e6,
+        total=total,
+        truncated=False,
+        equities=[float(values[i]) if i >= 0 else 0.0 for i in order],
     )
 
 

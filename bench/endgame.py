@@ -98,15 +98,21 @@ def magpie_folder() -> tuple[Path | None, str]:
 def magpie_endgame(folder: Path, cgp: str, timeout: float, fraction: float) -> tuple[int | None, float | None, str]:
     """MAGPIE's value (V of its best play) and the time it reports, or None and why. In
     sync mode it finishes the command before it reads the end of its input."""
-    script = (
-        f"set -mode sync -savesettings false -lex TWL06 -threads 1 -eplies 25 -ttfraction {fraction:g}\n"
-        f"cgp {cgp}\nendgame\n"
-    )
+    settings = f"set -mode sync -savesettings false -lex TWL06 -threads 1 -eplies 25 -ttfraction {fraction:g}\n"
+    # the first line is read in its default (async) mode: a command arriving before it has
+    # switched to sync is refused, so the position follows a moment later
+    proc = subprocess.Popen([str(folder / "bin" / "magpie")], cwd=folder, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     try:
-        done = subprocess.run([str(folder / "bin" / "magpie")], input=script, cwd=folder, text=True,
-                              capture_output=True, timeout=timeout)  # fmt: skip
+        proc.stdin.write(settings)
+        proc.stdin.flush()
+        time.sleep(0.5)
+        out, err = proc.communicate(f"cgp {cgp}\nendgame\n", timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         return None, None, f"no answer in {timeout:g} s"
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     lines = done.stdout.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("Endgame (") and i + 2 < len(lines):

@@ -1,7 +1,7 @@
 """The exact endgame: once the bag is empty both racks are known and the right play is
 found by search (endgame.c), not by equity.
 
-`solve` answers an Endgame: the value (the spread the side to move gains from here to the
+`solve_part` answers an Endgame: the value (the spread the side to move gains from here to the
 end of the game, the ruleset's going-out adjustment included: MAGPIE's V), the line both
 sides play, the depth of the deepest search completed, whether that search reached the end
 of the game on every line (`exact`), the positions searched and the time taken. Static
@@ -155,21 +155,6 @@ class Part:
     no_plays: bool
 
 
-def solve(
-    generator,
-    rules: Ruleset,
-    board: Board,
-    rack: tuple[int, ...],
-    opponent: tuple[int, ...],
-    plies: int | None = None,
-    budget_s: float | None = None,
-    table_mb: float = DEFAULT_TABLE_MB,
-    scoreless: int = 0,
-) -> Endgame:
-    """Solve the endgame with `rack` to move against `opponent` (tile numbers)."""
-    return solve_part(generator, rules, board, rack, opponent, plies, budget_s, table_mb, scoreless).endgame
-
-
 def solve_part(
     generator,
     rules: Ruleset,
@@ -182,7 +167,8 @@ def solve_part(
     scoreless: int = 0,
     split: Split = Split(),
 ) -> Part:
-    """solve(), on the root's plays `split` names."""
+    """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
+    plays `split` names (all by default): Solver.solve_endgame and its split."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -234,4 +220,4 @@ def solve_part(
     return Part(endgame, root, bool(below), bool(none))
 
 
-__all__ = ["endgame_value", "static_choice", "Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve", "solve_part", "table_bits", "passed_before"]
+__all__ = ["endgame_value", "static_choice", "Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve_part", "table_bits", "passed_before"]

@@ -113,6 +113,19 @@ static int board_as_prepared(Playout *p) {
     return 1;
 }
 
+/* A play's record as a playout turn: the tiles it lays and where. */
+static void record_turn(const Rules *r, const MoveRecord *m, Turn *turn) {
+    turn->kind = TURN_PLAY;
+    turn->score = m->score;
+    turn->count = 0;
+    int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
+    for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
+        if (m->tiles[i]) {
+            turn->square[turn->count] = (uint16_t)(at + i * step);
+            turn->cell[turn->count++] = m->tiles[i];
+        }
+}
+
 /* With the bag empty: the play of the best score plus the going-out adjustment (ties: the
  * higher score, then generation order, as engine/endgame.py's static_choice reads a list
  * ranked by score), or the pass. */
@@ -145,17 +158,7 @@ static int empty_bag_turn(Playout *p, int side, Turn *turn) {
     }
     memset(turn, 0, sizeof *turn);
     turn->kind = TURN_PASS;
-    if (best >= 0) {
-        const MoveRecord *m = &buf->items[best];
-        turn->kind = TURN_PLAY;
-        turn->score = m->score;
-        int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
-        for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
-            if (m->tiles[i]) {
-                turn->square[turn->count] = (uint16_t)(at + i * step);
-                turn->cell[turn->count++] = m->tiles[i];
-            }
-    }
+    if (best >= 0) record_turn(r, &buf->items[best], turn);
     return 0;
 }
 
@@ -193,18 +196,7 @@ static int best_turn(Playout *p, int side, Turn *turn) {
         if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, keys, turn, &value);
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
     }
-    if (best >= 0) {
-        const MoveRecord *m = &buf->items[best];
-        turn->kind = TURN_PLAY;
-        turn->score = m->score;
-        turn->count = 0;
-        int step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
-        for (int i = 0; i < m->len && turn->count < MAX_RACK; i++)
-            if (m->tiles[i]) {
-                turn->square[turn->count] = (uint16_t)(at + i * step);
-                turn->cell[turn->count++] = m->tiles[i];
-            }
-    }
+    if (best >= 0) record_turn(r, &buf->items[best], turn);
     return 0;
 }
 

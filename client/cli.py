@@ -212,6 +212,42 @@ def cmd_endgame(args) -> int:
     return 0
 
 
+def cmd_preendgame(args) -> int:
+    """One tile in the bag: the top plays, each valued by solving the endgame after every
+    possible draw, in-process or by a worker."""
+    Ruleset.load(args.ruleset)
+    request = protocol.PreendgameRequest(
+        cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, rack=args.rack,
+        candidates=args.candidates, seconds=args.budget,
+    )  # fmt: skip
+    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
+    client = AnalysisClient(redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout)))
+    started = time.perf_counter()
+    try:
+        result = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    if not result["ok"]:
+        error = result["error"]
+        raise AnchorError(f"{error['message']} [{error['code']}]")
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    elapsed = time.perf_counter() - started
+    state = "every endgame solved" if result["exact"] else "some endgames not proven in the time given"
+    print(f"Pre-endgame, one tile in the bag; unseen {result['unseen']}: {len(result['plays'])} plays, "
+          f"{state}; {result['nodes']:,} positions, {elapsed:.2f} s")
+    if not result["plays"]:
+        print("no play for this rack: it can only pass (the bag's tile stays for the opponent)")
+        return 0
+    width = max((len(pl[0]) for pl in result["plays"]), default=4)
+    print(f"{'':>6}{'play':<{width}}  {'score':>5}  {'mean':>7}  {'win %':>6}  draws (tile: value)")
+    for i, (notation, score, mean, win, draws) in enumerate(result["plays"], 1):
+        detail = " ".join(f"{t}{'x' + str(n) if n > 1 else ''}:{v:+d}" for t, n, v in draws)
+        print(f"{i:>4}. {notation:<{width}}  {score:>5}  {mean:>+7.2f}  {100 * win:>5.1f}%  {detail}")
+    return 0
+
+
 def _timing(result: dict, elapsed: float, redis_url: str | None) -> str:
     """Where the time went: generating the plays, and the whole call (opening the
     lexicon in-process, or the queue's round trip)."""
@@ -559,6 +595,23 @@ def build_parser() -> argparse.ArgumentParser:
     lane_option(p, protocol.INTERACTIVE)
     p.add_argument("--timeout", type=float, default=600, help="seconds to wait for the answer (600)")
     p.set_defaults(func=cmd_endgame)
+
+    p = sub.add_parser(
+        "preendgame",
+        help="one tile in the bag: value the top plays by solving every draw's endgame",
+    )
+    p.add_argument("--ruleset", help=RULESET_HELP)
+    p.add_argument("--cgp", required=True, help="the position, the mover's rack first")
+    p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
+    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
+    p.add_argument("--candidates", type=positive, default=20, help="plays valued, the top by score (20)")
+    p.add_argument("--budget", type=float, help="seconds for the whole")
+    p.add_argument("--json", action="store_true", help="print the result map as JSON")
+    p.add_argument("--redis-url", help="go through the worker queue (default: $REDIS_URL)")
+    p.add_argument("--queue", type=queue_name, default="anchor", help="queue name (default: anchor)")
+    lane_option(p, protocol.INTERACTIVE)
+    p.add_argument("--timeout", type=float, default=600, help="seconds to wait for the answer (600)")
+    p.set_defaults(func=cmd_preendgame)
 
     p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
     p.add_argument("--ruleset", help=RULESET_HELP)

@@ -298,6 +298,23 @@ def _number(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
 
 
+@dataclass(frozen=True, slots=True)
+class PreendgameRequest:
+    """The pre-endgame with one tile in the bag (kind "preendgame"): each of the top plays
+    by score valued by solving the endgame after every possible draw."""
+
+    cgp: str = field(metadata=wire(str, 1, MAX_STRING, "the position (CGP); the mover's rack first"))
+    ruleset: str = field(default="english", metadata=wire(str, 1, 200, "ruleset name"))
+    lexicon: str | None = field(default=None, metadata=wire(str, 1, 200, "lexicon name"))
+    rack: str | None = field(default=None, metadata=wire(str, 1, 64, "the rack to move"))
+    candidates: int = field(default=20, metadata=wire(int, 1, 100, "plays valued, the top by score"))
+    seconds: float | None = field(
+        default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
+    )
+
+    KIND = "preendgame"
+
+
 def _declared_fields(cls) -> list:
     from dataclasses import fields as dataclass_fields
 
@@ -424,7 +441,7 @@ def decode_request(
 def encode_request(
     request: Request | SelfPlayRequest | AnnotateRequest | SimulateRequest | EndgameRequest,
 ) -> bytes:
-    if isinstance(request, EndgameRequest):
+    if isinstance(request, EndgameRequest | PreendgameRequest):
         return pack(encode_declared(request))
     if isinstance(request, SimulateRequest):
         out = {
@@ -550,6 +567,8 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
             UNSUPPORTED_VERSION, f"protocol version {version!r} is not supported; use {VERSION}"
         )
     kind = _get(obj, "kind", str, "analyze")
+    if kind == PreendgameRequest.KIND:
+        return decode_declared(PreendgameRequest, obj)
     if kind == EndgameRequest.KIND:
         request = decode_declared(EndgameRequest, obj)
         if request.part >= request.parts:
@@ -566,7 +585,7 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
         raise ProtocolError(
             BAD_VALUE,
             "'kind' must be one of 'analyze', 'batch', 'selfplay', 'simulate', 'annotate', "
-            f"'endgame', not {kind!r}",
+            f"'endgame', 'preendgame', not {kind!r}",
         )
     ruleset = _string(obj, "ruleset", "english")
     lexicon = _get(obj, "lexicon", str, None)
@@ -712,6 +731,23 @@ def endgame_result(
         "root": root,
         "below_floor": below_floor,
         "no_plays": no_plays,
+        "timings": _total(total_us),
+    }
+
+
+def preendgame_result(plays: list[list], unseen: str, exact: bool, nodes: int, seconds: float, total_us: float) -> dict:
+    """A pre-endgame: `plays` best first, each [notation, score, mean, win rate, draws],
+    draws as [tile, count, value] (value: the spread the mover gains to the end after
+    drawing that tile); `unseen`: the opponent's rack and the bag's tile, as the mover
+    sees them."""
+    return {
+        "v": VERSION,
+        "ok": True,
+        "plays": plays,
+        "unseen": unseen,
+        "exact": exact,
+        "nodes": nodes,
+        "seconds": round(seconds, 6),
         "timings": _total(total_us),
     }
 

@@ -216,6 +216,21 @@ class Solver:
             split,
         )
 
+    def solve_preendgame(
+        self,
+        board: Board,
+        rack: str,
+        candidates: int = 20,
+        lead: int = 0,
+        budget_s: float | None = None,
+    ):
+        """One tile in the bag: the top `candidates` plays by score, each valued by solving
+        the endgame after every possible draw (engine/preendgame.py)."""
+        from .preendgame import solve_preendgame
+
+        self._check_board(board)
+        return solve_preendgame(self, board, rack, candidates, lead, budget_s)
+
     def _check_board(self, board: Board) -> None:
         if not isinstance(board, Board):
             raise InputError(f"expected a Board, not {type(board).__name__}")

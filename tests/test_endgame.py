@@ -277,7 +277,9 @@ def test_protocol_md_holds_the_declared_endgame_table():
 
     from .conftest import ROOT
 
-    assert p.declared_table(p.EndgameRequest) in (ROOT / "PROTOCOL.md").read_text()
+    text = (ROOT / "PROTOCOL.md").read_text()
+    assert p.declared_table(p.EndgameRequest) in text
+    assert p.declared_table(p.PreendgameRequest) in text
 
 
 def test_analysis_by_equity_ranks_an_empty_bag_by_endgame_value():
@@ -352,3 +354,103 @@ def test_playouts_that_empty_the_bag_equal_the_reference(solvers, name):
         if tried == 4:
             break
     assert tried == 4
+
+
+MINI = """
+name = "mini"
+title = "English letters, three-tile racks"
+rows = 15
+cols = 15
+rack_size = 3
+bingo_bonus = 10
+centre = "8H"
+total_tiles = 31
+tiles = '''
+A 2 1
+B 1 3
+C 1 3
+D 1 2
+E 2 1
+F 1 4
+G 1 2
+H 1 4
+I 2 1
+J 1 8
+K 1 5
+L 1 1
+M 1 3
+N 1 1
+O 2 1
+P 1 3
+Q 1 10
+R 1 1
+S 1 1
+T 1 1
+U 1 1
+V 1 4
+W 1 4
+X 1 8
+Y 1 4
+Z 1 10
+? 1 0
+'''
+premiums = '''
+"""
+
+
+def test_preendgame_draws_equal_the_reference(default_english, english):
+    """One tile in the bag, three-tile racks (a ruleset written for the test, English
+    letters and board): each play's value after each draw equals the plain minimax of the
+    endgame that follows, and the mean weighs the draws by how many of each are unseen."""
+    from anchor.engine.preendgame import solve_preendgame
+
+    grid = "\n".join(english.premiums)
+    rules = Ruleset.from_toml(MINI + grid + "\n'''\n", source="mini.toml")
+    solver = Solver(default_english, rules)
+    checked = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        bag = [0] + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+        rng.shuffle(bag)
+        racks = [[bag.pop() for _ in range(3)] for _ in range(2)]
+        board, side = Board.empty(rules), 0
+        while len(bag) > 1:
+            moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=3)
+            if not len(moves):
+                break
+            move = moves[rng.randrange(len(moves))]
+            for _, _, letter in move.placed:
+                racks[side].remove(0 if letter.islower() else rules.index(letter))
+            board = board.apply(move.placed)
+            while len(racks[side]) < 3 and bag:
+                racks[side].append(bag.pop())
+            side = 1 - side
+        if len(bag) != 1 or not racks[side]:
+            continue
+        rack = format_rack(rules, tuple(racks[side]))
+        found = solve_preendgame(solver, board, rack, candidates=3)
+        assert sorted(found.unseen.replace("?", "")) == sorted(
+            rules.letter(t) for t in (*racks[1 - side], *bag) if t
+        )
+        for play in found.plays:
+            assert sum(d.count for d in play.draws) == 4 and play.exact
+            kept = list(racks[side])
+            for _, _, letter in play.move.placed:
+                kept.remove(0 if letter.islower() else rules.index(letter))
+            unseen = [*racks[1 - side], *bag]
+            for draw in play.draws:
+                tile = 0 if draw.tile == "?" else rules.index(draw.tile)
+                theirs = list(unseen)
+                theirs.remove(tile)
+                try:
+                    reply = minimax(solver, board.apply(play.move.placed), tuple(sorted(theirs)),
+                                    tuple(sorted([*kept, tile])), 0, [20_000])  # fmt: skip
+                except TooBig:
+                    continue
+                assert draw.value == play.move.score - reply, (board.to_cgp(), rack, play.move.notation, draw)
+                checked += 1
+            mean = sum(d.count * d.value for d in play.draws) / 4
+            assert play.mean == pytest.approx(mean)
+        means = [p.mean for p in found.plays]
+        assert means == sorted(means, reverse=True)
+    assert checked >= 40

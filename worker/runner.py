@@ -221,6 +221,8 @@ def _run(request, registry: LexiconRegistry, limits: p.Limits, deadline: Deadlin
         return run_simulate(request, registry, started, deadline)
     if isinstance(request, p.EndgameRequest):
         return run_endgame(request, registry, limits, started, deadline)
+    if isinstance(request, p.PreendgameRequest):
+        return run_preendgame(request, registry, started, deadline)
     if isinstance(request, p.AnnotateRequest):
         solver = registry.solver(request.ruleset, request.lexicon)
         try:
@@ -585,6 +587,30 @@ def run_endgame(
         found.value, moves, found.depth, found.exact, found.nodes, found.seconds,
         part.root, part.below_floor, part.no_plays, elapsed,
     )  # fmt: skip
+
+
+def run_preendgame(
+    request: p.PreendgameRequest, registry: LexiconRegistry, started: float, deadline: Deadline
+) -> dict:
+    """A pre-endgame (one tile in the bag), within the job's time."""
+    solver = registry.solver(request.ruleset, request.lexicon)
+    seconds = deadline.budget()
+    if request.seconds is not None:
+        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    try:
+        position = parse_cgp(solver.rules, request.cgp)
+        rack = request.rack if request.rack is not None else position.racks[0]
+        lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
+        found = solver.solve_preendgame(position.board, rack or "", request.candidates, lead, seconds)
+    except InputError as exc:
+        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    plays = [
+        [pl.move.notation, pl.move.score, round(pl.mean, 3), round(pl.win_rate, 4),
+         [[d.tile, d.count, d.value] for d in pl.draws]]
+        for pl in found.plays
+    ]  # fmt: skip
+    elapsed = (time.perf_counter() - started) * 1e6
+    return p.preendgame_result(plays, found.unseen, found.exact, found.nodes, found.seconds, elapsed)
 
 
 def run_simulate(

@@ -41,7 +41,12 @@ def macondo_endgames(rules: Ruleset) -> list[tuple[str, str]]:
         except Exception:  # noqa: BLE001 - positions for other boards or alphabets
             continue
         tiles = pos.board.tile_count() + sum(len(r) for r in pos.racks)
-        if len(pos.racks) == 2 and all(pos.racks) and tiles == rules.total_tiles and cgp not in seen:
+        if (
+            len(pos.racks) == 2
+            and all(pos.racks)
+            and tiles == rules.total_tiles
+            and cgp not in seen
+        ):
             seen.add(cgp)
             out.append((entry["name"], cgp))
     return out
@@ -55,7 +60,9 @@ def selfplay_endgames(solver: Solver, games: int) -> list[tuple[str, str]]:
     while len(out) < games:
         seed += 1
         rng = random.Random(seed)
-        bag = [0] * rules.blanks + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+        bag = [0] * rules.blanks + [
+            rules.index(c) for c, n in rules.counts.items() for _ in range(n)
+        ]
         rng.shuffle(bag)
         racks = [[bag.pop() for _ in range(7)] for _ in range(2)]
         scores = [0, 0]
@@ -77,8 +84,15 @@ def selfplay_endgames(solver: Solver, games: int) -> list[tuple[str, str]]:
             side = 1 - side
         if bag or not racks[side] or not racks[1 - side]:
             continue
-        mine, theirs = (format_rack(rules, tuple(sorted(r))) for r in (racks[side], racks[1 - side]))
-        out.append((f"selfplay{seed}", f"{board.to_cgp()} {mine}/{theirs} {scores[side]}/{scores[1 - side]} 0"))
+        mine, theirs = (
+            format_rack(rules, tuple(sorted(r))) for r in (racks[side], racks[1 - side])
+        )
+        out.append(
+            (
+                f"selfplay{seed}",
+                f"{board.to_cgp()} {mine}/{theirs} {scores[side]}/{scores[1 - side]} 0",
+            )
+        )
     return out
 
 
@@ -95,14 +109,20 @@ def magpie_folder() -> tuple[Path | None, str]:
     return folder, str(folder)
 
 
-def magpie_endgame(folder: Path, cgp: str, timeout: float, fraction: float) -> tuple[int | None, float | None, str]:
+def magpie_endgame(
+    folder: Path, cgp: str, timeout: float, fraction: float
+) -> tuple[int | None, float | None, str]:
     """MAGPIE's value (V of its best play) and the time it reports, or None and why. In
     sync mode it finishes the command before it reads the end of its input."""
-    settings = f"set -mode sync -savesettings false -lex TWL06 -threads 1 -eplies 25 -ttfraction {fraction:g}\n"
+    settings = (
+        "set -mode sync -savesettings false -lex TWL06 -threads 1 -eplies 25 "
+        f"-ttfraction {fraction:g}\n"
+    )
     # the first line is read in its default (async) mode: a command arriving before it has
     # switched to sync is refused, so the position follows a moment later
     proc = subprocess.Popen([str(folder / "bin" / "magpie")], cwd=folder, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
     try:
         proc.stdin.write(settings)
         proc.stdin.flush()
@@ -132,10 +152,16 @@ def magpie_value(row: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=12, help="self-played endgames (default 12)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per position and engine")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per position and engine"
+    )
     parser.add_argument("--table-mb", type=float, default=64.0, help="Anchor's table (MiB)")
-    parser.add_argument("--magpie-tt", type=float, default=0.05,
-                        help="MAGPIE's -ttfraction: its table's share of memory (default 0.05, its README's)")
+    parser.add_argument(
+        "--magpie-tt",
+        type=float,
+        default=0.05,
+        help="MAGPIE's -ttfraction: its table's share of memory (default 0.05, its README's)",
+    )
     args = parser.parse_args()
     header("Endgame: exact solve, one thread, Anchor vs MAGPIE (TWL06)")
     rules = Ruleset.load("english")
@@ -143,15 +169,23 @@ def main() -> None:
     positions = macondo_endgames(rules) + selfplay_endgames(solver, args.games)
     folder, why = magpie_folder()
     print(f"# MAGPIE: {why}")
-    print(f"# Anchor table {args.table_mb:g} MiB; MAGPIE -ttfraction {args.magpie_tt:g}; * = not proven in time")
-    print(f"{'position':<12} {'racks':<17} {'anchor V':>8} {'s':>8} {'nodes':>10} {'magpie V':>8} {'s':>8}  agree")
+    print(
+        f"# Anchor table {args.table_mb:g} MiB; MAGPIE -ttfraction {args.magpie_tt:g}; "
+        "* = not proven in time"
+    )
+    print(
+        f"{'position':<12} {'racks':<17} {'anchor V':>8} {'s':>8} {'nodes':>10} "
+        f"{'magpie V':>8} {'s':>8}  agree"
+    )
     ours, theirs, agree = [], [], 0
     for name, cgp in positions:
         pos = parse_cgp(rules, cgp)
         try:
             end = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], budget_s=args.timeout,
                                        table_mb=args.table_mb)  # fmt: skip
-            mine = f"{end.value:>8} {end.seconds:>8.3f} {end.nodes:>10}" + ("" if end.exact else "*")
+            mine = f"{end.value:>8} {end.seconds:>8.3f} {end.nodes:>10}" + (
+                "" if end.exact else "*"
+            )
         except Exception as exc:  # noqa: BLE001 - reported in the table
             end, mine = None, f"{type(exc).__name__}"
         value = secs = None
@@ -168,7 +202,11 @@ def main() -> None:
         theirs_text = f"{value:>8} {secs:>8.3f}" if value is not None else f"{'':>8} {note[:30]}"
         print(f"{name:<12} {racks:<17} {mine} {theirs_text}  {same}", flush=True)
     if ours:
-        print(f"median time to a proven answer: Anchor {statistics.median(ours):.3f} s over {len(ours)}", end="")
+        print(
+            "median time to a proven answer: "
+            f"Anchor {statistics.median(ours):.3f} s over {len(ours)}",
+            end="",
+        )
         print(f"; MAGPIE {statistics.median(theirs):.3f} s over {len(theirs)}" if theirs else "")
     print(f"values equal on {agree} of {len(positions)} positions")
 

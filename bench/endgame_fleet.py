@@ -25,7 +25,9 @@ from anchor.worker.runner import LexiconRegistry
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=12, help="self-played endgames to try (12)")
-    parser.add_argument("--least", type=float, default=1.0, help="seconds in-process at least (1.0)")
+    parser.add_argument(
+        "--least", type=float, default=1.0, help="seconds in-process at least (1.0)"
+    )
     parser.add_argument("--most", type=float, default=20.0, help="... and at most (20)")
     args = parser.parse_args()
     header("Endgame over the fleet: in-process, 1 worker, split over 2 workers")
@@ -42,7 +44,10 @@ def main() -> None:
     answers = {}
     for name, cgp, _ in chosen:
         answers[name] = local.analyze(p.EndgameRequest(cgp=cgp, lexicon="twl06"), timeout=600)
-    print(f"{'position':<12} {'racks':<17} {'value':>6} {'in-process':>11} {'1 worker':>9} {'2 workers':>10} {'speed-up':>9}")
+    print(
+        f"{'position':<12} {'racks':<17} {'value':>6} {'in-process':>11} {'1 worker':>9} "
+        f"{'2 workers':>10} {'speed-up':>9}"
+    )
     times: dict[int, dict[str, float]] = {1: {}, 2: {}}
     for count in (1, 2):
         with fleet(f"end{count}", count, extra=("--max-job-seconds", "600")) as url:
@@ -57,11 +62,17 @@ def main() -> None:
     for name, cgp, seconds in chosen:
         racks = cgp.split()[1]
         one, two = times[1][name], times[2][name]
-        print(f"{name:<12} {racks:<17} {answers[name]['value']:>6} {seconds:>10.2f}s {one:>8.2f}s {two:>9.2f}s {one / two:>8.2f}x")
+        print(
+            f"{name:<12} {racks:<17} {answers[name]['value']:>6} {seconds:>10.2f}s "
+            f"{one:>8.2f}s {two:>9.2f}s {one / two:>8.2f}x"
+        )
     if chosen:
         total1, total2 = sum(times[1].values()), sum(times[2].values())
-        print(f"all {len(chosen)}: 1 worker {total1:.2f} s, 2 workers {total2:.2f} s: x{total1 / total2:.2f}; "
-              "values and lines equal to in-process on every position")
+        print(
+            f"all {len(chosen)}: 1 worker {total1:.2f} s, 2 workers {total2:.2f} s: "
+            f"x{total1 / total2:.2f}; "
+            "values and lines equal to in-process on every position"
+        )
 
 
 if __name__ == "__main__":

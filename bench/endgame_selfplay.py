@@ -46,7 +46,9 @@ def main() -> None:
         players = [EquityPlayer(leaves), EquityPlayer(leaves)]
         players[seat] = endgame
         game = play_game(solver, seed, policies=players, check=False)
-        control = play_game(solver, seed, policies=[EquityPlayer(leaves), EquityPlayer(leaves)], check=False)
+        control = play_game(
+            solver, seed, policies=[EquityPlayer(leaves), EquityPlayer(leaves)], check=False
+        )
         mine, theirs = game.scores[seat], game.scores[1 - seat]
         wins += mine > theirs
         draws += mine == theirs
@@ -56,9 +58,18 @@ def main() -> None:
     n = args.games
     score = wins + draws / 2
     low, high = wilson(score, n)
-    print(f"games {n}, {time.perf_counter() - started:.0f} s, solver cap {args.seconds:g} s a move, {solved} endgame moves solved")
-    print(f"endgame player: {wins} won, {draws} drawn, {n - wins - draws} lost: {100 * score / n:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%)")
-    print(f"games whose winner the endgame changed against the same deal played statically: net {changed:+d}")
+    print(
+        f"games {n}, {time.perf_counter() - started:.0f} s, solver cap {args.seconds:g} s a move, "
+        f"{solved} endgame moves solved"
+    )
+    print(
+        f"endgame player: {wins} won, {draws} drawn, {n - wins - draws} lost: "
+        f"{100 * score / n:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+    )
+    print(
+        "games whose winner the endgame changed against the same deal played statically: "
+        f"net {changed:+d}"
+    )
 
 
 if __name__ == "__main__":

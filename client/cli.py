@@ -198,7 +198,11 @@ def cmd_endgame(args) -> int:
         if result["exact"]
         else f"not proven: the deepest search completed was {result['depth']} plies"
     )
-    where = f"over {args.parts} jobs" if args.parts > 1 else ("in-process" if not redis_url else "by a worker")
+    where = (
+        f"over {args.parts} jobs"
+        if args.parts > 1
+        else ("in-process" if not redis_url else "by a worker")
+    )
     print(f"Endgame, bag empty: {rack} to move against {other} ({rules.title})")
     print(
         f"value {result['value']:+d} for {rack}: {state}; {result['nodes']:,} positions, "
@@ -221,7 +225,9 @@ def cmd_preendgame(args) -> int:
         candidates=args.candidates, seconds=args.budget,
     )  # fmt: skip
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout)))
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
     started = time.perf_counter()
     try:
         result = client.analyze(request, timeout=args.timeout)
@@ -234,9 +240,14 @@ def cmd_preendgame(args) -> int:
         print(json.dumps(result, ensure_ascii=False))
         return 0
     elapsed = time.perf_counter() - started
-    state = "every endgame solved" if result["exact"] else "some endgames not proven in the time given"
-    print(f"Pre-endgame, one tile in the bag; unseen {result['unseen']}: {len(result['plays'])} plays, "
-          f"{state}; {result['nodes']:,} positions, {elapsed:.2f} s")
+    state = (
+        "every endgame solved" if result["exact"] else "some endgames not proven in the time given"
+    )
+    print(
+        f"Pre-endgame, one tile in the bag; unseen {result['unseen']}: "
+        f"{len(result['plays'])} plays, "
+        f"{state}; {result['nodes']:,} positions, {elapsed:.2f} s"
+    )
     if not result["plays"]:
         print("no play for this rack: it can only pass (the bag's tile stays for the opponent)")
         return 0
@@ -244,7 +255,9 @@ def cmd_preendgame(args) -> int:
     print(f"{'':>6}{'play':<{width}}  {'score':>5}  {'mean':>7}  {'win %':>6}  draws (tile: value)")
     for i, (notation, score, mean, win, draws) in enumerate(result["plays"], 1):
         detail = " ".join(f"{t}{'x' + str(n) if n > 1 else ''}:{v:+d}" for t, n, v in draws)
-        print(f"{i:>4}. {notation:<{width}}  {score:>5}  {mean:>+7.2f}  {100 * win:>5.1f}%  {detail}")
+        print(
+            f"{i:>4}. {notation:<{width}}  {score:>5}  {mean:>+7.2f}  {100 * win:>5.1f}%  {detail}"
+        )
     return 0
 
 
@@ -571,7 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
         "included), the best play and the line both sides play.",
     )
     p.add_argument("--ruleset", help=RULESET_HELP)
-    p.add_argument("--cgp", required=True, help="the position: board, 'RACK/OPPONENT', scores, scoreless turns")
+    p.add_argument(
+        "--cgp", required=True, help="the position: board, 'RACK/OPPONENT', scores, scoreless turns"
+    )
     p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
     p.add_argument("--opponent", help="the other rack (default: the CGP's second)")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
@@ -579,7 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, help="seconds; past them, the best line found so far")
     p.add_argument("--table-mb", type=float, help="transposition table memory in MiB (64)")
     p.add_argument(
-        "--scoreless", type=non_negative, help="scoreless turns already in a row (default: the CGP's)"
+        "--scoreless",
+        type=non_negative,
+        help="scoreless turns already in a row (default: the CGP's)",
     )
     p.add_argument(
         "--parts", type=positive, default=1,
@@ -591,9 +608,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--redis-url",
         help="go through the worker queue (default: $REDIS_URL; with neither, run in-process)",
     )
-    p.add_argument("--queue", type=queue_name, default="anchor", help="queue name (default: anchor)")
+    p.add_argument(
+        "--queue", type=queue_name, default="anchor", help="queue name (default: anchor)"
+    )
     lane_option(p, protocol.INTERACTIVE)
-    p.add_argument("--timeout", type=float, default=600, help="seconds to wait for the answer (600)")
+    p.add_argument(
+        "--timeout", type=float, default=600, help="seconds to wait for the answer (600)"
+    )
     p.set_defaults(func=cmd_endgame)
 
     p = sub.add_parser(
@@ -604,13 +625,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cgp", required=True, help="the position, the mover's rack first")
     p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
     p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--candidates", type=positive, default=20, help="plays valued, the top by score (20)")
+    p.add_argument(
+        "--candidates", type=positive, default=20, help="plays valued, the top by score (20)"
+    )
     p.add_argument("--budget", type=float, help="seconds for the whole")
     p.add_argument("--json", action="store_true", help="print the result map as JSON")
     p.add_argument("--redis-url", help="go through the worker queue (default: $REDIS_URL)")
-    p.add_argument("--queue", type=queue_name, default="anchor", help="queue name (default: anchor)")
+    p.add_argument(
+        "--queue", type=queue_name, default="anchor", help="queue name (default: anchor)"
+    )
     lane_option(p, protocol.INTERACTIVE)
-    p.add_argument("--timeout", type=float, default=600, help="seconds to wait for the answer (600)")
+    p.add_argument(
+        "--timeout", type=float, default=600, help="seconds to wait for the answer (600)"
+    )
     p.set_defaults(func=cmd_preendgame)
 
     p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
@@ -629,7 +656,9 @@ def build_parser() -> argparse.ArgumentParser:
         "simulates before every move; endgame plays by equity until the bag is empty, "
         "then solves the endgame exactly",
     )
-    p.add_argument("--leaves", help="leave values (.klv2 path or name) for equity/sim/endgame players")
+    p.add_argument(
+        "--leaves", help="leave values (.klv2 path or name) for equity/sim/endgame players"
+    )
     p.add_argument("--sim-iterations", type=positive, default=100, help="for sim players (100)")
     _sim_shape(p)
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")

@@ -24,22 +24,31 @@ class EndgameError(ServiceError):
 def _checked(result: dict) -> dict:
     if not result.get("ok"):
         error = result.get("error") or {}
-        raise EndgameError(f"{error.get('message', 'the endgame failed')} [{error.get('code', '?')}]")
+        raise EndgameError(
+            f"{error.get('message', 'the endgame failed')} [{error.get('code', '?')}]"
+        )
     return result
 
 
-def solve(client: AnalysisClient, request: p.EndgameRequest, parts: int = 1, timeout: float = 3600) -> dict:
+def solve(
+    client: AnalysisClient, request: p.EndgameRequest, parts: int = 1, timeout: float = 3600
+) -> dict:
     """The endgame_result of `request`, split over `parts` jobs after the first play."""
     if not isinstance(parts, int) or isinstance(parts, bool) or not 1 <= parts <= 1024:
         raise ValueError(f"parts must be 1..1024, not {parts!r}")
     if parts == 1:
         return _checked(client.analyze(request, timeout=timeout))
-    lead = _checked(client.analyze(replace(request, first=0, last=1, parts=1, part=0), timeout=timeout))
+    lead = _checked(
+        client.analyze(replace(request, first=0, last=1, parts=1, part=0), timeout=timeout)
+    )
     floor = lead["value"] if lead["exact"] else None  # a guess is no bound
     rest = [
         _checked(r)
         for r in client.analyze_many(
-            [replace(request, first=1, last=None, parts=parts, part=i, floor=floor) for i in range(parts)],
+            [
+                replace(request, first=1, last=None, parts=parts, part=i, floor=floor)
+                for i in range(parts)
+            ],
             timeout=timeout,
         )
     ]

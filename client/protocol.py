@@ -276,7 +276,8 @@ class EndgameRequest:
         default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
     )
     table_mb: float | None = field(
-        default=None, metadata=wire((int, float), 1, 65_536, "table memory; endgame_table_mb caps it")
+        default=None,
+        metadata=wire((int, float), 1, 65_536, "table memory; endgame_table_mb caps it"),
     )
     scoreless: int = field(default=0, metadata=wire(int, 0, 99, "scoreless turns already in a row"))
     first: int = field(default=0, metadata=wire(int, 0, 1 << 20, "first root play searched"))
@@ -284,7 +285,8 @@ class EndgameRequest:
     parts: int = field(default=1, metadata=wire(int, 1, 1024, "split into this many parts"))
     part: int = field(default=0, metadata=wire(int, 0, 1023, "this job's part"))
     floor: int | None = field(
-        default=None, metadata=wire(int, -(1 << 28), 1 << 28, "a value reached: bound what is worth less")
+        default=None,
+        metadata=wire(int, -(1 << 28), 1 << 28, "a value reached: bound what is worth less"),
     )
 
     KIND = "endgame"
@@ -303,11 +305,15 @@ class PreendgameRequest:
     """The pre-endgame with one tile in the bag (kind "preendgame"): each of the top plays
     by score valued by solving the endgame after every possible draw."""
 
-    cgp: str = field(metadata=wire(str, 1, MAX_STRING, "the position (CGP); the mover's rack first"))
+    cgp: str = field(
+        metadata=wire(str, 1, MAX_STRING, "the position (CGP); the mover's rack first")
+    )
     ruleset: str = field(default="english", metadata=wire(str, 1, 200, "ruleset name"))
     lexicon: str | None = field(default=None, metadata=wire(str, 1, 200, "lexicon name"))
     rack: str | None = field(default=None, metadata=wire(str, 1, 64, "the rack to move"))
-    candidates: int = field(default=20, metadata=wire(int, 1, 100, "plays valued, the top by score"))
+    candidates: int = field(
+        default=20, metadata=wire(int, 1, 100, "plays valued, the top by score")
+    )
     seconds: float | None = field(
         default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
     )
@@ -345,16 +351,22 @@ def decode_declared(cls, obj: dict):
         spec: Wire = f.metadata["wire"]
         if f.name not in obj or obj[f.name] is None:
             if f.default is MISSING:
-                raise ProtocolError(MISSING_FIELD, f"{cls.KIND} request: field '{f.name}' ({spec.doc}) is missing")
+                raise ProtocolError(
+                    MISSING_FIELD, f"{cls.KIND} request: field '{f.name}' ({spec.doc}) is missing"
+                )
             continue
         value = obj[f.name]
         if not isinstance(value, spec.types) or isinstance(value, bool):
-            raise ProtocolError(WRONG_TYPE, f"'{f.name}' must be {_type_names(spec.types)}, not {_kind(value)}")
+            raise ProtocolError(
+                WRONG_TYPE, f"'{f.name}' must be {_type_names(spec.types)}, not {_kind(value)}"
+            )
         size = len(value) if isinstance(value, str) else value
         if spec.low is not None and not spec.low <= size <= spec.high:
             what = "characters long" if isinstance(value, str) else "in range"
             raise ProtocolError(
-                BAD_VALUE, f"'{f.name}' must be {_number(spec.low)}..{_number(spec.high)} {what}, not {size!r}"
+                BAD_VALUE,
+                f"'{f.name}' must be {_number(spec.low)}..{_number(spec.high)} {what}, "
+                f"not {size!r}",
             )
         values[f.name] = value
     return cls(**values)
@@ -368,8 +380,17 @@ def declared_table(cls) -> str:
     for f in _declared_fields(cls):
         spec: Wire = f.metadata["wire"]
         kind = _type_names(spec.types)
-        span = "" if spec.low is None else f"{_number(spec.low)}..{_number(spec.high)}" + (" chars" if str in spec.types else "")
-        default = "required" if f.default is MISSING else ("nil" if f.default is None else repr(f.default))
+        span = (
+            ""
+            if spec.low is None
+            else f"{_number(spec.low)}..{_number(spec.high)}"
+            + (" chars" if str in spec.types else "")
+        )
+        default = (
+            "required"
+            if f.default is MISSING
+            else ("nil" if f.default is None else repr(f.default))
+        )
         rows.append(f"| `{f.name}` | {kind} | {span} | {default} | {spec.doc} |")
     return "\n".join(rows)
 
@@ -572,7 +593,9 @@ def parse_request(obj: Any, limits: Limits | None = None) -> Request:
     if kind == EndgameRequest.KIND:
         request = decode_declared(EndgameRequest, obj)
         if request.part >= request.parts:
-            raise ProtocolError(BAD_VALUE, f"'part' must be below 'parts' ({request.parts}), not {request.part}")
+            raise ProtocolError(
+                BAD_VALUE, f"'part' must be below 'parts' ({request.parts}), not {request.part}"
+            )
         return request
     if kind == "selfplay":
         return _selfplay(obj)
@@ -735,7 +758,9 @@ def endgame_result(
     }
 
 
-def preendgame_result(plays: list[list], unseen: str, exact: bool, nodes: int, seconds: float, total_us: float) -> dict:
+def preendgame_result(
+    plays: list[list], unseen: str, exact: bool, nodes: int, seconds: float, total_us: float
+) -> dict:
     """A pre-endgame: `plays` best first, each [notation, score, mean, win rate, draws],
     draws as [tile, count, value] (value: the spread the mover gains to the end after
     drawing that tile); `unseen`: the opponent's rack and the bag's tile, as the mover
@@ -913,7 +938,13 @@ def _kind(value: Any) -> str:
 
 
 def _kind_name(kind: type) -> str:
-    return {str: "a string", int: "a whole number", float: "a number", list: "an array", dict: "a map"}[kind]
+    return {
+        str: "a string",
+        int: "a whole number",
+        float: "a number",
+        list: "an array",
+        dict: "a map",
+    }[kind]
 
 
 # -------------------------------------------------------------------- results

@@ -25,10 +25,10 @@ ENDGAME_SECONDS = 10.0  # an empty-bag turn's solve at most; past it the answer 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
 
 
-
 def _float32(value: float) -> float:
     """`value` rounded to a C float, the precision of the generator's equities."""
     return struct.unpack("f", struct.pack("f", value))[0]
+
 
 def annotate_game(
     game: Game,
@@ -231,7 +231,9 @@ def _opponent_rack(board, tiles) -> tuple[int, ...] | None:
     return unseen if 0 < len(unseen) <= board.rules.rack_size else None
 
 
-def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget) -> dict:
+def _endgame(
+    solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget
+) -> dict:
     """An empty-bag turn: the plays ranked statically by endgame_equity, and the position
     solved exactly (the value, the winning line, and the value the play made gives up)."""
     rules = solver.rules
@@ -241,11 +243,16 @@ def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int
     values = [endgame_value(rules, len(f[6]), f[1], held, points) for f in fields]
     order = sorted(range(len(fields)), key=lambda i: (-values[i], i))
     best = [fields[i] for i in order[:top]]
+
     def solve(board, mover, other, scoreless=0):
         seconds = budget() if budget is not None else None
         seconds = ENDGAME_SECONDS if seconds is None else min(seconds, ENDGAME_SECONDS)
         return solver.solve_endgame(
-            board, _letters(rules, mover), _letters(rules, other), budget_s=seconds, scoreless_turns=scoreless
+            board,
+            _letters(rules, mover),
+            _letters(rules, other),
+            budget_s=seconds,
+            scoreless_turns=scoreless,
         )
 
     solved = solve(turn.board, tiles, opponent)
@@ -260,7 +267,11 @@ def _endgame(solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int
     elif entry["kind"] == PASS:
         reply = solve(turn.board, opponent, tiles, 1)
         made, exact = -reply.value, exact and reply.exact
-    static_made = endgame_value(rules, len(turn.play.placed), entry["score"], held, points) if entry["kind"] == PLAY else 0
+    static_made = (
+        endgame_value(rules, len(turn.play.placed), entry["score"], held, points)
+        if entry["kind"] == PLAY
+        else 0
+    )
     return {
         "rank_by": "endgame",
         "opponent_rack": _letters(rules, opponent),

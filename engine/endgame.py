@@ -92,7 +92,8 @@ def passed_before(rules: Ruleset, scoreless: int) -> bool:
     limit = rules.end.scoreless_turns
     if not isinstance(scoreless, int) or isinstance(scoreless, bool) or not 0 <= scoreless < limit:
         raise InputError(
-            f"scoreless turns must be 0..{limit - 1} ({limit} end a {rules.name} game), not {scoreless!r}"
+            f"scoreless turns must be 0..{limit - 1} ({limit} end a {rules.name} game), "
+            f"not {scoreless!r}"
         )
     return (limit - scoreless) % 2 == 1
 
@@ -107,12 +108,15 @@ def check_tiles(rules: Ruleset, board: Board, racks: tuple[tuple[int, ...], ...]
         for tile in rack:
             used[tile] += 1
     if used[0] > rules.blanks:
-        raise InputError(f"board and racks hold {used[0]} blanks; the {rules.name} set has {rules.blanks}")
+        raise InputError(
+            f"board and racks hold {used[0]} blanks; the {rules.name} set has {rules.blanks}"
+        )
     for tile in range(1, rules.size + 1):
         letter = rules.letter(tile)
         if used[tile] > rules.counts[letter]:
             raise InputError(
-                f"board and racks hold {used[tile]} {letter}; the {rules.name} set has {rules.counts[letter]}"
+                f"board and racks hold {used[tile]} {letter}; "
+                f"the {rules.name} set has {rules.counts[letter]}"
             )
 
 
@@ -181,7 +185,9 @@ def solve_part(
         if not tiles:
             raise InputError(f"the {name} is empty: the game is over, there is no endgame to solve")
         if len(tiles) > rules.rack_size:
-            raise InputError(f"the {name} holds {len(tiles)} tiles; a {rules.name} rack holds {rules.rack_size}")
+            raise InputError(
+                f"the {name} holds {len(tiles)} tiles; a {rules.name} rack holds {rules.rack_size}"
+            )
     check_tiles(rules, board, (rack, opponent))
     bits = table_bits(table_mb)
     passed = passed_before(rules, scoreless)
@@ -220,4 +226,15 @@ def solve_part(
     return Part(endgame, root, bool(below), bool(none))
 
 
-__all__ = ["endgame_value", "static_choice", "Endgame", "MAX_PLIES", "DEFAULT_TABLE_MB", "Part", "Split", "solve_part", "table_bits", "passed_before"]
+__all__ = [
+    "endgame_value",
+    "static_choice",
+    "Endgame",
+    "MAX_PLIES",
+    "DEFAULT_TABLE_MB",
+    "Part",
+    "Split",
+    "solve_part",
+    "table_bits",
+    "passed_before",
+]

@@ -72,7 +72,11 @@ def solve_preendgame(
     winning. `budget_s`: seconds for the whole; each endgame gets an equal share of what is
     left, and one not proven in its share says so (`exact`)."""
     rules = solver.rules
-    if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_CANDIDATES:
+    if (
+        isinstance(candidates, bool)
+        or not isinstance(candidates, int)
+        or not 1 <= candidates <= MAX_CANDIDATES
+    ):
         raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, not {candidates!r}")
     tiles = solver._rack(rack)[0]
     left = unseen_counts(board, tiles)
@@ -118,10 +122,15 @@ def solve_preendgame(
             results.append(Draw(letter, count, move.score - reply.value, reply.exact))
         total = sum(d.count for d in results)
         mean = sum(d.count * d.value for d in results) / total
-        wins = sum(d.count * (1.0 if lead + d.value > 0 else 0.5 if lead + d.value == 0 else 0.0) for d in results)
+        wins = sum(
+            d.count * (1.0 if lead + d.value > 0 else 0.5 if lead + d.value == 0 else 0.0)
+            for d in results
+        )
         out.append(PreendgamePlay(move, mean, wins / total, tuple(results)))
     out.sort(key=lambda p: (-p.mean, -p.win_rate))
-    text = "".join("?" if t == 0 else rules.letter(t) for t in sorted(unseen, key=lambda t: (t == 0, t)))
+    text = "".join(
+        "?" if t == 0 else rules.letter(t) for t in sorted(unseen, key=lambda t: (t == 0, t))
+    )
     return Preendgame(tuple(out), text, nodes, time.perf_counter() - started)
 
 

@@ -331,7 +331,9 @@ def _parse_end(raw: object, source: str) -> EndRules:
     for key, low, high in (("going_out", 0, MAX_GOING_OUT), ("scoreless_turns", 1, 100)):
         value = raw.get(key, getattr(default, key))
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise RulesetError(f"{source}: [end] {key} is {value!r}; it must be a whole number {low}..{high}")
+            raise RulesetError(
+                f"{source}: [end] {key} is {value!r}; it must be a whole number {low}..{high}"
+            )
         values[key] = value
     for key in ("stuck_loses_own", "scoreless_loses_own"):
         value = raw.get(key, getattr(default, key))

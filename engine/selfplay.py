@@ -19,9 +19,9 @@ from . import gcg
 from .board import Board
 from .endgame import static_choice
 from .errors import AnchorError
+from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
-from .legality import unseen_counts
 from .solver import Solver
 
 SCORELESS_LIMIT = 6
@@ -85,7 +85,9 @@ def empty_bag_choice(solver: Solver, board: Board, rack: str) -> Move | None:
     moves = solver.generate_moves(board, rack)
     others = _opponent_tiles(solver, board, rack)
     held = len(solver._rack(rack)[0])
-    best = static_choice(moves, solver.rules, held, sum(solver.rules.tile_values[t] for t in others))
+    best = static_choice(
+        moves, solver.rules, held, sum(solver.rules.tile_values[t] for t in others)
+    )
     return None if best is None else moves[best]
 
 
@@ -93,7 +95,9 @@ class EndgamePlayer:
     """Another policy until the bag is empty, then the exact endgame solver (two players:
     the other rack is every tile not seen), within `seconds` a move (and the job's budget)."""
 
-    def __init__(self, inner, seconds: float = 10.0, budget: Callable[[], float | None] | None = None):
+    def __init__(
+        self, inner, seconds: float = 10.0, budget: Callable[[], float | None] | None = None
+    ):
         self.inner = inner
         self.seconds = seconds
         self.budget = budget
@@ -104,7 +108,9 @@ class EndgamePlayer:
     def plays_generated(self) -> int:
         return getattr(self.inner, "plays_generated", 0)
 
-    def __call__(self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0) -> Move | None:
+    def __call__(
+        self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0
+    ) -> Move | None:
         others = _opponent_tiles(solver, board, rack) if bag_size == 0 else ()
         if not 0 < len(others) <= solver.rules.rack_size:
             if self.wants_lead:

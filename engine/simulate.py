@@ -93,9 +93,14 @@ def candidates(solver: Solver, board: Board, rack: str, leaves, count: int) -> l
         rules = solver.rules
         held = len(parse_rack(rules, rack))
         points = sum(rules.values.get(ch, 0) for ch in unseen)
-        values = [endgame_value(rules, len(moves.placed(i)), s, held, points) for i, s in enumerate(moves.scores())]
+        values = [
+            endgame_value(rules, len(moves.placed(i)), s, held, points)
+            for i, s in enumerate(moves.scores())
+        ]
         order = sorted(range(len(values)), key=lambda i: (-values[i], i))[:count]
-        return [Candidate(moves[i].notation, moves[i].score, float(values[i]), moves[i]) for i in order]
+        return [
+            Candidate(moves[i].notation, moves[i].score, float(values[i]), moves[i]) for i in order
+        ]
     moves = solver.generate_moves(
         board,
         rack,

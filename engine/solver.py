@@ -196,7 +196,7 @@ class Solver:
         budget_s: float | None = None,
         table_mb: float = _endgame.DEFAULT_TABLE_MB,
         scoreless_turns: int = 0,
-        split: _endgame.Split = _endgame.Split(),
+        split: _endgame.Split | None = None,
     ) -> _endgame.Part:
         """solve_endgame on the root's plays `split` names (a hard endgame spread over
         workers: engine/endgame.py, Split)."""
@@ -213,7 +213,7 @@ class Solver:
             budget_s,
             table_mb,
             scoreless_turns,
-            split,
+            split or _endgame.Split(),
         )
 
     def solve_preendgame(

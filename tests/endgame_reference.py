@@ -134,7 +134,9 @@ def twin_endgame(solver: Solver, board: Board, rng: random.Random) -> tuple | No
     for cell in board.cells:
         if cell and not cell & 0x80:
             unseen[rules.letter(cell & 0x7F)] -= 1
-    pairs = [ch for ch, n in sorted(unseen.items()) if n >= 2 and len(solver.generate_moves(board, ch))]
+    pairs = [
+        ch for ch, n in sorted(unseen.items()) if n >= 2 and len(solver.generate_moves(board, ch))
+    ]
     if len(pairs) < 2:
         return None
     letters = rng.sample(pairs, 2)

@@ -296,11 +296,12 @@ def test_empty_bag_turns_are_solved_not_ranked_by_leaves(solver):
     assert solved["value"] == 21 + 2 * 7 == solved["made_value"] and solved["value_lost"] == 0
     # doug before it: his play's value is what the solver says the position is worth to him
     before = endgame[0]["endgame"]
-    reply = solver.solve_endgame(
-        Board.from_cgp(ENGLISH, turns[26]["board"]), "?FS", "EGOP"
-    )
+    reply = solver.solve_endgame(Board.from_cgp(ENGLISH, turns[26]["board"]), "?FS", "EGOP")
     assert before["made_value"] == 42 - reply.value
-    assert before["value"] >= before["made_value"] and before["value_lost"] == before["value"] - before["made_value"]
+    assert (
+        before["value"] >= before["made_value"]
+        and before["value_lost"] == before["value"] - before["made_value"]
+    )
 
 
 def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver, WorkLimitError
+from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver
 from anchor.engine.notation import format_rack, parse_cgp
 
 from .conftest import ROOT
@@ -71,7 +71,15 @@ def test_solver_equals_plain_minimax(solvers, name, wanted, seed):
     """>= 1,000 endgames in all (400 + 350 + 350), each value equal to the reference's."""
     solver = solvers[name]
     rng = random.Random(seed)
-    seen = {"twins": 0, "count": 0, "blank": 0, "stuck": 0, "both stuck": 0, "sizes": set(), "scoreless": set()}
+    seen = {
+        "twins": 0,
+        "count": 0,
+        "blank": 0,
+        "stuck": 0,
+        "both stuck": 0,
+        "sizes": set(),
+        "scoreless": set(),
+    }
     while seen["count"] < wanted:
         positions = list(endgames(solver, rng))
         # from the game's end backwards: the earlier a position, the larger its tree
@@ -329,7 +337,9 @@ def test_playouts_that_empty_the_bag_equal_the_reference(solvers, name):
     leaves = Leaves(Leaves.to_bytes(values), rules)
     tried = 0
     for seed in range(40):
-        bag = [0] * rules.blanks + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+        bag = [0] * rules.blanks + [
+            rules.index(c) for c, n in rules.counts.items() for _ in range(n)
+        ]
         random.Random(seed).shuffle(bag)
         racks = [[bag.pop() for _ in range(rules.rack_size)] for _ in range(2)]
         board, side = Board.empty(rules), 0
@@ -447,7 +457,12 @@ def test_preendgame_draws_equal_the_reference(default_english, english):
                                     tuple(sorted([*kept, tile])), 0, [20_000])  # fmt: skip
                 except TooBig:
                     continue
-                assert draw.value == play.move.score - reply, (board.to_cgp(), rack, play.move.notation, draw)
+                assert draw.value == play.move.score - reply, (
+                    board.to_cgp(),
+                    rack,
+                    play.move.notation,
+                    draw,
+                )
                 checked += 1
             mean = sum(d.count * d.value for d in play.draws) / 4
             assert play.mean == pytest.approx(mean)

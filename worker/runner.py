@@ -396,7 +396,9 @@ def analyze_position(
         others = unseen_counts(board, tiles, strict=False)
         if sum(others) <= rules.rack_size:  # the bag is empty: no leave values
             points = sum(n * rules.tile_values[t] for t, n in enumerate(others))
-            return _empty_bag_position(solver, board, rack, position, options, limit, points, budget)
+            return _empty_bag_position(
+                solver, board, rack, position, options, limit, points, budget
+            )
     started = time.perf_counter()
     try:
         moves = solver.generate_moves(
@@ -436,7 +438,9 @@ def analyze_position(
     )
 
 
-def _empty_bag_position(solver, board, rack: str, position, options, limit, points: int, budget) -> dict:
+def _empty_bag_position(
+    solver, board, rack: str, position, options, limit, points: int, budget
+) -> dict:
     """analyze_position by equity once the bag is empty: every play ranked by its score plus
     the going-out adjustment (engine/endgame.py, endgame_value), reported as its equity;
     the pass (the one exchange left) with `options.exchanges`."""
@@ -451,7 +455,8 @@ def _empty_bag_position(solver, board, rack: str, position, options, limit, poin
     held = len(parse_rack(solver.rules, rack))
     scores = moves.scores()
     values = [
-        endgame_value(solver.rules, len(moves.placed(i)), s, held, points) for i, s in enumerate(scores)
+        endgame_value(solver.rules, len(moves.placed(i)), s, held, points)
+        for i, s in enumerate(scores)
     ]
     order = sorted(range(len(values)), key=lambda i: (-values[i], i))
     if options.exchanges:
@@ -469,7 +474,10 @@ def _empty_bag_position(solver, board, rack: str, position, options, limit, poin
             breakdown = {"words": [], "bingo": 0}
             if move.kind == "play":
                 score = solver.score_play(board, move.play())
-                breakdown = {"words": [[w.word, w.coordinate, w.score] for w in score.words], "bingo": score.bingo}
+                breakdown = {
+                    "words": [[w.word, w.coordinate, w.score] for w in score.words],
+                    "bingo": score.bingo,
+                }
             entries.append(p.move_entry(move, breakdown))
     else:
         fields = moves.fields(lists=True)
@@ -573,7 +581,9 @@ def run_endgame(
         racks = list(position.racks) + ["", ""]
         rack = request.rack if request.rack is not None else racks[0]
         other = request.opponent if request.opponent is not None else racks[1]
-        split = endgame.Split(request.first, request.last, request.parts, request.part, request.floor)
+        split = endgame.Split(
+            request.first, request.last, request.parts, request.part, request.floor
+        )
         part = solver.solve_endgame_part(
             position.board, rack or "", other or "", request.plies, seconds, table_mb,
             request.scoreless, split,
@@ -601,7 +611,9 @@ def run_preendgame(
         position = parse_cgp(solver.rules, request.cgp)
         rack = request.rack if request.rack is not None else position.racks[0]
         lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
-        found = solver.solve_preendgame(position.board, rack or "", request.candidates, lead, seconds)
+        found = solver.solve_preendgame(
+            position.board, rack or "", request.candidates, lead, seconds
+        )
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     plays = [
@@ -610,7 +622,9 @@ def run_preendgame(
         for pl in found.plays
     ]  # fmt: skip
     elapsed = (time.perf_counter() - started) * 1e6
-    return p.preendgame_result(plays, found.unseen, found.exact, found.nodes, found.seconds, elapsed)
+    return p.preendgame_result(
+        plays, found.unseen, found.exact, found.nodes, found.seconds, elapsed
+    )
 
 
 def run_simulate(

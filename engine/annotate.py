@@ -19,7 +19,10 @@ from .simulate import Candidate, Simulation
 from .solver import Solver
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
-ENDGAME_SECONDS = 10.0  # an empty-bag turn's solve at most; past it the answer says "not proven"
+# An empty-bag turn's solve stops at this many positions (about a second or two; the same
+# answer on every machine, so a fleet's annotation equals one process's), or at the job's
+# time; past either the answer says "not proven".
+ENDGAME_NODES = 1_000_000
 
 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
@@ -246,13 +249,13 @@ def _endgame(
 
     def solve(board, mover, other, scoreless=0):
         seconds = budget() if budget is not None else None
-        seconds = ENDGAME_SECONDS if seconds is None else min(seconds, ENDGAME_SECONDS)
         return solver.solve_endgame(
             board,
             _letters(rules, mover),
             _letters(rules, other),
             budget_s=seconds,
             scoreless_turns=scoreless,
+            max_nodes=ENDGAME_NODES,
         )
 
     solved = solve(turn.board, tiles, opponent)

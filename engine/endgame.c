@@ -57,6 +57,7 @@ typedef struct {
     uint64_t mask;
     Ply *plies;
     uint64_t nodes;
+    uint64_t max_nodes; /* 0: no cap */
     uint64_t horizons; /* values resting on a depth cut-off, this iteration */
     int failed;
     int root_best;        /* the root's best play so far (generation index) */
@@ -255,6 +256,10 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         e->failed = FAIL_TIME;
         return 0;
     }
+    if (e->max_nodes && e->nodes > e->max_nodes) {
+        e->failed = FAIL_TIME;
+        return 0;
+    }
     const uint64_t key = e->key ^ (passed ? KEY_PASSED : 0);
     TableEntry *t = &e->table[key & e->mask];
     uint32_t best_move = 0;
@@ -417,7 +422,8 @@ static int canonical_line(Endgame *e, int32_t value, int passed, EndgameAnswer *
 
 int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
-                  int has_deadline, const struct timespec *deadline, EndgameAnswer *answer) {
+                  int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
+                  EndgameAnswer *answer) {
     const Rules *r = &g->rules;
     Endgame *e = calloc(1, sizeof *e);
     if (!e) return FAIL_MEMORY;
@@ -425,6 +431,7 @@ int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[
     e->g = g;
     e->r = r;
     e->end = end;
+    e->max_nodes = max_nodes;
     e->mask = ((uint64_t)1 << table_bits) - 1;
     e->table = calloc((size_t)e->mask + 1, sizeof *e->table);
     e->plies = calloc(ENDGAME_MAX_PLIES + 1, sizeof *e->plies);
@@ -482,6 +489,7 @@ int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[
         failed = FAIL_MEMORY;
     } else if (answer->exact && !answer->below_floor) {
         e->failed = 0;
+        e->max_nodes = 0; /* the value is proven: its line is part of the answer */
         EndgameAnswer *line = malloc(sizeof *line);
         if (!line) {
             failed = FAIL_MEMORY;

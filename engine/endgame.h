@@ -76,10 +76,12 @@ typedef struct {
  * `passed` when the last turn was a pass, the root's plays as `split` says. An exact
  * answer's line is canonical: at each turn the first play in canonical order that keeps
  * the value, so that it is the same whatever the depth schedule, the table's size and the
- * split. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the first
- * iteration finished by the deadline. */
+ * split. `max_nodes` (0: none) stops the search like the deadline, but the same way on
+ * every machine. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the
+ * first iteration finished by the deadline or within the nodes. */
 int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
-                  int has_deadline, const struct timespec *deadline, EndgameAnswer *answer);
+                  int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
+                  EndgameAnswer *answer);
 
 #endif

@@ -170,6 +170,7 @@ def solve_part(
     table_mb: float = DEFAULT_TABLE_MB,
     scoreless: int = 0,
     split: Split = Split(),
+    max_nodes: int | None = None,
 ) -> Part:
     """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
     plays `split` names (all by default): Solver.solve_endgame and its split."""
@@ -188,6 +189,9 @@ def solve_part(
             raise InputError(
                 f"the {name} holds {len(tiles)} tiles; a {rules.name} rack holds {rules.rack_size}"
             )
+    whole = isinstance(max_nodes, int) and not isinstance(max_nodes, bool)
+    if max_nodes is not None and not (whole and 1 <= max_nodes < 1 << 62):
+        raise InputError(f"max_nodes must be a whole number >= 1 or None, not {max_nodes!r}")
     check_tiles(rules, board, (rack, opponent))
     bits = table_bits(table_mb)
     passed = passed_before(rules, scoreless)
@@ -214,10 +218,12 @@ def solve_part(
             split.parts,
             split.part,
             split.floor,
+            max_nodes or 0,
         )
     except TimeoutError:
+        limit = f"{budget_s:g} s" if budget_s is not None else f"{max_nodes:,} positions"
         raise WorkLimitError(
-            f"the endgame search did not finish its first iteration within {budget_s:g} s"
+            f"the endgame search did not finish its first iteration within {limit}"
         ) from None
     except ValueError as exc:  # a split out of range
         raise InputError(str(exc)) from None

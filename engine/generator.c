@@ -474,7 +474,7 @@ PyDoc_STRVAR(describe_doc,
 
 PyDoc_STRVAR(endgame_doc,
 "endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
-"        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None)\n"
+"        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None, max_nodes=0)\n"
 "    -> (value, depth, exact, nodes, line, root, below_floor, no_plays)\n\n"
 "The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
 "counts each); iterations 1..plies until one is exact; 2^table_bits table entries;\n"
@@ -487,17 +487,18 @@ PyDoc_STRVAR(endgame_doc,
 static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
                             "going_out", "stuck_loses_own", "scoreless_loses_own", "first", "last",
-                            "parts", "part", "floor", NULL};
+                            "parts", "part", "floor", "max_nodes", NULL};
     Py_buffer cells_view, rack_views[2];
     int plies, table_bits, passed;
     double budget;
     EndRules end;
     RootSplit split = {0, -1, 1, 0, 0, 0};
     PyObject *floor_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiO", names, &cells_view, &rack_views[0],
+    unsigned long long max_nodes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOK", names, &cells_view, &rack_views[0],
                                      &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
                                      &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
-                                     &split.parts, &split.part, &floor_obj))
+                                     &split.parts, &split.part, &floor_obj, &max_nodes))
         return NULL;
     const Rules *r = &self->rules;
     const int ncells = r->rows * r->cols;
@@ -553,7 +554,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     int failed;
     Py_BEGIN_ALLOW_THREADS
     failed = solve_endgame(self, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, table_bits,
-                           passed, budget > 0.0, &deadline, answer);
+                           passed, budget > 0.0, &deadline, (uint64_t)max_nodes, answer);
     Py_END_ALLOW_THREADS
     if (failed == FAIL_CHECK) {
         PyErr_SetString(PyExc_AssertionError, "the endgame search: no play keeps the value it found (a bug)");

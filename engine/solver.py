@@ -177,14 +177,16 @@ class Solver:
         budget_s: float | None = None,
         table_mb: float = _endgame.DEFAULT_TABLE_MB,
         scoreless_turns: int = 0,
+        max_nodes: int | None = None,
     ) -> _endgame.Endgame:
         """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
         holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
         game). budget_s: seconds; past it, the best line of the deepest search completed,
         with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
-        scoreless turns already played in a row."""
+        scoreless turns already played in a row. max_nodes: like budget_s, in positions
+        searched (the same answer on every machine)."""
         return self.solve_endgame_part(
-            board, rack, opponent_rack, plies, budget_s, table_mb, scoreless_turns
+            board, rack, opponent_rack, plies, budget_s, table_mb, scoreless_turns, None, max_nodes
         ).endgame
 
     def solve_endgame_part(
@@ -197,6 +199,7 @@ class Solver:
         table_mb: float = _endgame.DEFAULT_TABLE_MB,
         scoreless_turns: int = 0,
         split: _endgame.Split | None = None,
+        max_nodes: int | None = None,
     ) -> _endgame.Part:
         """solve_endgame on the root's plays `split` names (a hard endgame spread over
         workers: engine/endgame.py, Split)."""
@@ -214,6 +217,7 @@ class Solver:
             table_mb,
             scoreless_turns,
             split or _endgame.Split(),
+            max_nodes,
         )
 
     def solve_preendgame(

@@ -234,7 +234,8 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert html.count("← played") == 26  # the play made, in every table
-    assert html.count("<th>leave</th>") == 26 and html.count(">equity</th>") == 26
+    assert html.count("<th>leave</th>") == 26 and html.count(">equity</th>") == 24
+    assert html.count(">value</th>") == 2  # turns 25 and 26: the bag is empty
     assert html.count("⋯") == len(outside)
     for t in outside:  # a play not in the lexicon has no rank: "–"
         assert f"{t['equity_rank'] or '–'}</td><td>{t['played']}" in html
@@ -247,7 +248,9 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
             break
     last = " – ".join(f"{players[i]['name']} {totals.get(i, 0)}" for i in range(len(players)))
     assert f"Score after this turn: {last}" in html
-    assert html.count("Unseen (") == 26 and ">TW</text>" in html and ">DL</text>" in html
+    assert html.count("Unseen (") == 24 and html.count("the opponent holds") == 2
+    assert ">TW</text>" in html and ">DL</text>" in html
+    assert html.count("Winning line (value") == 2 and "14L (K)aFS 21</p>" in html
     assert "rank 1 of 106 plays by equity" in html
     first = [t for t in analysed if t["player"] == 0][0]
     assert f"Unseen ({len(first['unseen'])})" in html

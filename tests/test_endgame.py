@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver
+from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver, WorkLimitError
 from anchor.engine.notation import format_rack, parse_cgp
 
 from .conftest import ROOT
@@ -469,3 +469,26 @@ def test_preendgame_draws_equal_the_reference(default_english, english):
         means = [p.mean for p in found.plays]
         assert means == sorted(means, reverse=True)
     assert checked >= 40
+
+
+def test_a_node_cap_answers_alike_on_every_machine(twl06_solver):
+    """max_nodes stops the search like a time budget, but at the same place every time: the
+    deepest completed iteration, not proven, identical twice; the cap lifts for the line of
+    a proven value."""
+    solver, rules = twl06_solver, twl06_solver.rules
+    pos = parse_cgp(rules, real_endgames()["line27"])
+    a = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], max_nodes=50_000)
+    b = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], max_nodes=50_000)
+    assert not a.exact and (a.value, a.moves, a.depth, a.nodes) == (
+        b.value,
+        b.moves,
+        b.depth,
+        b.nodes,
+    )
+    assert 50_000 < a.nodes < 60_000
+    quick = parse_cgp(rules, real_endgames()["line31"])
+    capped = solver.solve_endgame(quick.board, quick.racks[0], quick.racks[1], max_nodes=300_000)
+    whole = solver.solve_endgame(quick.board, quick.racks[0], quick.racks[1])
+    assert capped.exact and (capped.value, capped.moves) == (whole.value, whole.moves)
+    with pytest.raises(WorkLimitError, match="positions"):
+        solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], max_nodes=1)

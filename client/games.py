@@ -88,7 +88,7 @@ def cmd_selfplay(args) -> int:
     print(
         f"  average score per game {statistics.mean(totals):.1f} "
         f"(per player {statistics.mean(totals) / args.players:.1f}); ended: {ends['out']} out, "
-        f"{ends['scoreless']} after six scoreless turns"
+        f"{ends['scoreless']} after the ruleset's scoreless turns in a row"
     )
     print(
         f"  peak RSS of this process {peak:.1f} MiB" + (f"; GCG in {args.out}" if args.out else "")

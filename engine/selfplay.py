@@ -3,8 +3,8 @@
 A seeded bag with the ruleset's distribution, two or more players, a policy per player
 (greedy by default: the highest-scoring play, ties broken by the generator's order),
 exchanges when no play exists and the bag allows, passes, the game's end (a player
-out with the bag empty, or six scoreless turns in a row) and the end-of-game rack
-adjustment. Each game can be written as GCG.
+out with the bag empty, or the ruleset's number of scoreless turns in a row) and the
+end-of-game rack adjustment its [end] table gives. Each game can be written as GCG.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
 from .solver import Solver
-
-SCORELESS_LIMIT = 6
 
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
 # to make, or None to exchange (when the bag allows) or pass. One with a true `wants_lead`
@@ -254,18 +252,22 @@ def play_game(
         if not rack and not bag:
             game.end = "out"
             break
-        if scoreless >= SCORELESS_LIMIT:
+        if scoreless >= rules.end.scoreless_turns:
             game.end = "scoreless"
             break
         player = (player + 1) % players
-    # End of game: each rack's value is taken from its owner and, when a player went
-    # out, given to that player.
+    # End of game, as the ruleset's [end] says: the player who went out gains `going_out`
+    # times the others' tiles, and they lose their own when `stuck_loses_own`; after the
+    # scoreless turns each loses its own when `scoreless_loses_own`.
+    end = rules.end
     game.adjustments = [0] * players
     for i, r in enumerate(racks):
         value = _rack_value(rules, r)
-        game.adjustments[i] -= value
         if game.end == "out":
-            game.adjustments[player] += value
+            game.adjustments[player] += end.going_out * value
+            game.adjustments[i] -= value if end.stuck_loses_own else 0
+        elif end.scoreless_loses_own:
+            game.adjustments[i] -= value
     game.scores = [s + a for s, a in zip(game.scores, game.adjustments, strict=True)]
     game.racks = [_rack_text(rules, r) for r in racks]
     game.board = board

@@ -492,3 +492,25 @@ def test_a_node_cap_answers_alike_on_every_machine(twl06_solver):
     assert capped.exact and (capped.value, capped.moves) == (whole.value, whole.moves)
     with pytest.raises(WorkLimitError, match="positions"):
         solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], max_nodes=1)
+
+
+def test_self_play_ends_games_by_each_rulesets_rules(solvers):
+    """Эрудит: no adjustment for tiles left, four scoreless turns end it; Russian (the box
+    rules): going out earns the other rack once, and the other side loses it."""
+    from anchor.engine.selfplay import play_game
+
+    for seed in range(1, 9):
+        game = play_game(solvers["erudit"], seed)
+        assert game.adjustments == [0, 0]
+        if game.end == "scoreless":
+            assert all(t.move.score == 0 for t in game.turns[-4:])
+        game = play_game(solvers["russian"], seed)
+        rules = solvers["russian"].rules
+        own = [sum(rules.values.get(ch, 0) for ch in r) for r in game.racks]
+        if game.end == "out":
+            out = game.turns[-1].player
+            assert (
+                game.adjustments[out] == own[1 - out] and game.adjustments[1 - out] == -own[1 - out]
+            )
+        else:
+            assert game.adjustments == [-v for v in own]

@@ -29,6 +29,8 @@ def test_seeded_games_are_reproducible(solver):
 
 
 def test_game_end_and_rack_adjustment(solver):
+    """The ruleset's end of game (English, NASPA: going out earns twice the other rack,
+    which keeps its score; six scoreless turns cost each side its own tiles)."""
     for seed in range(1, 30):
         game = play_game(solver, seed)
         last = game.turns[-1]
@@ -40,10 +42,12 @@ def test_game_end_and_rack_adjustment(solver):
                 for ch in r
                 if i != last.player
             )
-            assert game.adjustments[last.player] == others
+            assert game.adjustments[last.player] == 2 * others
+            assert all(a == 0 for i, a in enumerate(game.adjustments) if i != last.player)
         else:
             assert all(t.move.score == 0 for t in game.turns[-6:])
-        assert sum(game.adjustments) == 0 if game.end == "out" else sum(game.adjustments) <= 0
+            own = [sum(ENGLISH.values.get(ch, 0) for ch in r) for r in game.racks]
+            assert game.adjustments == [-v for v in own]
         assert game.scores == [
             t + a for t, a in zip(_last_totals(game), game.adjustments, strict=True)
         ]

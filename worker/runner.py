@@ -417,16 +417,7 @@ def analyze_position(
     generated = time.perf_counter() - started
     truncated = capped and moves.total is not None and moves.total > limit
     if options.breakdown:
-        entries = []
-        for move in moves:
-            breakdown = {"words": [], "bingo": 0}
-            if move.kind == "play":
-                score = solver.score_play(board, move.play())
-                breakdown = {
-                    "words": [[w.word, w.coordinate, w.score] for w in score.words],
-                    "bingo": score.bingo,
-                }
-            entries.append(p.move_entry(move, breakdown))
+        entries = [_with_breakdown(solver, board, move) for move in moves]
     else:  # straight from the packed records, no Move objects
         entries = moves.fields(lists=True)
     return p.position_result(
@@ -436,6 +427,18 @@ def analyze_position(
         truncated=truncated,
         equities=moves.equities() if leaves is not None else None,
     )
+
+
+def _with_breakdown(solver, board, move) -> list:
+    """A move's result entry with its words and bingo bonus (options.breakdown)."""
+    breakdown = {"words": [], "bingo": 0}
+    if move.kind == "play":
+        score = solver.score_play(board, move.play())
+        breakdown = {
+            "words": [[w.word, w.coordinate, w.score] for w in score.words],
+            "bingo": score.bingo,
+        }
+    return p.move_entry(move, breakdown)
 
 
 def _empty_bag_position(
@@ -468,17 +471,7 @@ def _empty_bag_position(
     generated = time.perf_counter() - started
     passed = Move(0, -1, -1, "", "", (), PASS)
     if options.breakdown:
-        entries = []
-        for i in order:
-            move = moves[i] if i >= 0 else passed
-            breakdown = {"words": [], "bingo": 0}
-            if move.kind == "play":
-                score = solver.score_play(board, move.play())
-                breakdown = {
-                    "words": [[w.word, w.coordinate, w.score] for w in score.words],
-                    "bingo": score.bingo,
-                }
-            entries.append(p.move_entry(move, breakdown))
+        entries = [_with_breakdown(solver, board, moves[i] if i >= 0 else passed) for i in order]
     else:
         fields = moves.fields(lists=True)
         entries = [fields[i] if i >= 0 else [*passed.fields()[:6], []] for i in order]

@@ -24,8 +24,8 @@ void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rule
  * try). */
 int rack_spells(const Search *s, uint64_t with, int board_tiles) {
     const Bingos *b = s->bingos;
-    const Anagrams *set = s->anagrams;
-    const int alphabet = s->rules->alphabet, blanks = s->rack[0];
+    const Anagrams *set = s->ctx.anagrams;
+    const int alphabet = s->ctx.rules->alphabet, blanks = s->rack[0];
     if (!b->checked || (blanks == 2 && board_tiles)) return 1;
     const uint64_t key = b->key + with;
     if (blanks == 0) return anagram_has(set, key);
@@ -63,8 +63,8 @@ typedef struct {
 } Square;
 
 static inline Square square_at(const Search *s, int idx) {
-    int has = s->cross_score[idx] >= 0;
-    return (Square){s->lm[idx], s->wm[idx], has ? s->cross_score[idx] * s->wm[idx] : 0, has};
+    int has = s->pass.cross_score[idx] >= 0;
+    return (Square){s->pass.lm[idx], s->pass.wm[idx], has ? s->pass.cross_score[idx] * s->pass.wm[idx] : 0, has};
 }
 
 /* Squares a play fills, grown one at a time (the longer spans of a shadow bound extend the
@@ -116,7 +116,7 @@ static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32
     const int k = p->k;
     int32_t score = board_sum * p->mult + p->cross;
     for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
-    if (k == s->rules->rack_size) score += bingo;
+    if (k == s->ctx.rules->rack_size) score += bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
@@ -130,16 +130,16 @@ static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32
  * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
  * of them with a blank; returns the largest, -INFINITY when no play fits. */
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
-    const int base = row * s->cols;
+    const int base = row * s->pass.cols;
     const uint64_t can = playable(s);
     int32_t on_left = 0; /* points of a left part already on the board */
     int left_len = 0, room = 0;
-    const Anagrams *set = s->anagrams;
+    const Anagrams *set = s->ctx.anagrams;
     uint64_t left_codes = 0; /* the letters of a left part already on the board */
-    if (anchor > 0 && s->cells[base + anchor - 1]) {
-        for (int c = anchor - 1; c >= 0 && s->cells[base + c]; c--, left_len++) {
-            on_left += tile_points(s->rules, s->cells[base + c]);
-            if (set) left_codes += set->code[s->cells[base + c] & TILE_MASK];
+    if (anchor > 0 && s->pass.cells[base + anchor - 1]) {
+        for (int c = anchor - 1; c >= 0 && s->pass.cells[base + c]; c--, left_len++) {
+            on_left += tile_points(s->ctx.rules, s->pass.cells[base + c]);
+            if (set) left_codes += set->code[s->pass.cells[base + c] & TILE_MASK];
         }
     } else {
         room = left_room(s, row, anchor);
@@ -156,13 +156,13 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     int right = 0, tiles = 0, most_left = MAX_SIDE;
     int32_t points = 0;
     uint64_t codes = left_codes;
-    for (int c = anchor; c < s->cols; c++) {
+    for (int c = anchor; c < s->pass.cols; c++) {
         int idx = base + c;
-        if (s->cells[idx]) {
-            points += tile_points(s->rules, s->cells[idx]);
+        if (s->pass.cells[idx]) {
+            points += tile_points(s->ctx.rules, s->pass.cells[idx]);
             tiles++;
-            if (set) codes += set->code[s->cells[idx] & TILE_MASK];
-            if (s->before && !s->cells[idx - 1]) { /* a run of tiles starts here */
+            if (set) codes += set->code[s->pass.cells[idx] & TILE_MASK];
+            if (s->ctx.before && !s->pass.cells[idx - 1]) { /* a run of tiles starts here */
                 int most = letters_before(s, row, idx) - left_len - (c - anchor);
                 if (most < most_left) most_left = most;
             }
@@ -172,7 +172,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         tiles_upto[right] = tiles;
         left_upto[right] = most_left;
         codes_upto[right] = codes;
-        if (right == s->rack_left || !(s->cross[idx] & can)) break;
+        if (right == s->rack_left || !(s->pass.cross[idx] & can)) break;
         line[MAX_RACK + right++] = square_at(s, idx);
         board_upto[right] = points; /* in case the row ends next */
         tiles_upto[right] = tiles;
@@ -194,7 +194,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
          * rack's letters and the span's board letters (spells_bingo): else it is skipped */
 #define HOLDS_NO_PLAY(r)                                                                                   \
     (left_len + l + (r) + tiles_upto[r] < 2 || l > left_upto[r] ||                                        \
-     (l + (r) == s->rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r])))
+     (l + (r) == s->ctx.rules->rack_size && !spells_bingo(s, codes_upto[r], left_len + tiles_upto[r])))
         int r = s->leaves ? 1 : most;
         while (!s->leaves && r >= 1 && HOLDS_NO_PLAY(r)) r--;
         if (r < 1) continue;
@@ -208,7 +208,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             if (s->leaves && HOLDS_NO_PLAY(r)) continue;
 #undef HOLDS_NO_PLAY
             float blank = -INFINITY;
-            int32_t bingo = l + r == s->rules->rack_size ? s->rules->bingo : 0;
+            int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);

@@ -175,26 +175,39 @@ typedef struct {
     } asked[BINGO_ANSWERS];
 } Bingos;
 
-/* Everything LeftPart/ExtendRight read and write, for one pass over one orientation.
- * The down pass runs on the transposed board, so the search only knows "across". */
+/* What a search reads of its Generator, fixed for the Generator's life (attach). */
 typedef struct {
     const uint32_t *nodes;
     const ListMasks *masks;             /* indexed by list start (every one below the extent) */
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
-    Bingos *bingos;                     /* shared by the two passes */
     uint32_t root;
     uint32_t gaddag;                    /* GADDAG root list, when the file has one that covers the DAWG; else 0 */
     const Rules *rules;
+} Context;
+
+/* The board as one pass sees it (prepare_pass; place_tiles keeps it up to date): the down
+ * pass runs on the transposed board, so the search only knows "across". Arrays hold
+ * rows * cols squares (anchors: rows); pass_copy copies just those (~6 KiB for 15x15). */
+typedef struct {
     int rows, cols, dir;                /* oriented geometry; dir 1 = transposed */
-    uint8_t cells[MAX_CELLS];
     const uint8_t *lm, *wm;             /* the rules' premiums for this orientation */
+    int empty_board;                    /* no tile yet: the centre is the one anchor */
+    uint8_t cells[MAX_CELLS];
     uint64_t cross[MAX_CELLS];          /* rack letters the perpendicular word allows */
     int32_t cross_score[MAX_CELLS];     /* value of perpendicular tiles; -1 = none */
     uint8_t anchor[MAX_CELLS];
     uint32_t anchors[MAX_SIDE];         /* the same, a bit per column of each row */
-    int empty_board;                    /* no tile yet: the centre is the one anchor */
+} Pass;
+
+/* Everything LeftPart/ExtendRight read and write, for one pass over one orientation: the
+ * Generator's constant context, the board of this pass, and the state of this search
+ * (the rack as it is spent, the left part, the bounds, where plays go, the clock). */
+typedef struct {
+    Context ctx;
+    Pass pass;
+    Bingos *bingos;                     /* shared by the two passes */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
@@ -251,7 +264,7 @@ static inline int32_t tile_points(const Rules *r, uint8_t cell) {
  * a node in a list reached before, so the KWG check's walk visited it: it lies below the
  * Generator's `extent` and needs no test here. */
 static inline uint64_t list_children(const Search *s, uint32_t list) {
-    return s->masks[list].children;
+    return s->ctx.masks[list].children;
 }
 
 /* The one child lookup: the index of the node for `tile` in the sibling list starting at
@@ -373,11 +386,11 @@ static inline size_t subrack_key(const uint8_t *used, const uint8_t *tile, int d
  * square of row `row`), by its first 2..4 letters; MAX_SIDE when that is not known (no
  * reach table, or a lone tile). */
 static inline int letters_before(const Search *s, int row, int idx) {
-    const int end = (row + 1) * s->cols;
+    const int end = (row + 1) * s->pass.cols;
     unsigned run[4];
     int n = 0;
-    while (s->before && n < 4 && idx + n < end && s->cells[idx + n]) run[n] = s->cells[idx + n] & TILE_MASK, n++;
-    return n < 2 ? MAX_SIDE : s->before[run_index(s->rules->alphabet, run, n)];
+    while (s->ctx.before && n < 4 && idx + n < end && s->pass.cells[idx + n]) run[n] = s->pass.cells[idx + n] & TILE_MASK, n++;
+    return n < 2 ? MAX_SIDE : s->ctx.before[run_index(s->ctx.rules->alphabet, run, n)];
 }
 
 /* Empty squares left of an anchor that a left part from the rack may cover: up to the
@@ -385,15 +398,15 @@ static inline int letters_before(const Search *s, int row, int idx) {
 static inline int left_room(const Search *s, int row, int col) {
     int room = 0;
     for (int c = col - 1; c >= 0; c--) {
-        int j = row * s->cols + c;
-        if (s->cells[j] || s->anchor[j]) break;
+        int j = row * s->pass.cols + c;
+        if (s->pass.cells[j] || s->pass.anchor[j]) break;
         room++;
     }
     if (room > s->rack_left - 1) room = s->rack_left - 1;
     /* tiles just right of the anchor: no word has more letters before their run than
      * letters_before says, the anchor's tile among them */
-    if (col + 1 < s->cols) {
-        int most = letters_before(s, row, row * s->cols + col + 1) - 1;
+    if (col + 1 < s->pass.cols) {
+        int most = letters_before(s, row, row * s->pass.cols + col + 1) - 1;
         if (room > most) room = most < 0 ? 0 : most;
     }
     return room;
@@ -409,6 +422,8 @@ int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_
 /* board.c: a pass's board, prepared whole or a move at a time */
 void prepare_pass(Search *s, const Rules *r, const uint8_t *board, int dir, uint64_t letters);
 void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_t *cell, int count);
+void pass_copy(Pass *to, const Pass *from);
+int pass_equal(const Pass *a, const Pass *b);
 
 /* bounds.c: what a search cannot beat, found before searching */
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);

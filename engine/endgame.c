@@ -14,16 +14,6 @@ enum { BOUND_EXACT, BOUND_LOWER, BOUND_UPPER };
 #define VALUE_INF (1 << 30)
 #define FP_PASS 1u /* the pass's fingerprint; a play's has bit 1 set */
 
-/* The board part of a prepared pass: what place_tiles changes. */
-typedef struct {
-    uint8_t cells[MAX_CELLS];
-    uint64_t cross[MAX_CELLS];
-    int32_t cross_score[MAX_CELLS];
-    uint8_t anchor[MAX_CELLS];
-    uint32_t anchors[MAX_SIDE];
-    int empty_board;
-} PassBoard;
-
 /* A play's place in the order its node tries them: the higher key first. */
 typedef struct {
     int64_t key;
@@ -36,7 +26,7 @@ typedef struct {
     int has_buf;
     Ordered *order; /* buf.count + 1 entries */
     size_t order_cap;
-    PassBoard saved[2];
+    Pass saved[2];  /* the passes' boards before this ply's play */
     MoveRecord line[ENDGAME_MAX_PLIES]; /* the best line found from here */
     int line_len;
 } Ply;
@@ -86,26 +76,6 @@ static inline uint64_t rack_key(int side, unsigned tile, int count) {
     return count ? mix64(0x200000000ull | (uint64_t)side << 24 | (uint64_t)tile << 16 | (uint64_t)count) : 0;
 }
 
-static void save_pass(PassBoard *to, const Search *from) {
-    const size_t cells = (size_t)(from->rows * from->cols);
-    memcpy(to->cells, from->cells, cells);
-    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
-    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
-    memcpy(to->anchor, from->anchor, cells);
-    memcpy(to->anchors, from->anchors, (size_t)from->rows * sizeof *to->anchors);
-    to->empty_board = from->empty_board;
-}
-
-static void restore_pass(Search *to, const PassBoard *from) {
-    const size_t cells = (size_t)(to->rows * to->cols);
-    memcpy(to->cells, from->cells, cells);
-    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
-    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
-    memcpy(to->anchor, from->anchor, cells);
-    memcpy(to->anchors, from->anchors, (size_t)to->rows * sizeof *to->anchors);
-    to->empty_board = from->empty_board;
-}
-
 /* A play's squares and tiles (the tiles it lays, not those it goes through). */
 static int play_tiles(const Rules *r, const MoveRecord *m, uint16_t square[MAX_RACK], uint8_t cell[MAX_RACK]) {
     int n = 0, step = m->dir ? r->cols : 1, at = m->row * r->cols + m->col;
@@ -145,7 +115,7 @@ static void make_play(Endgame *e, const uint16_t *square, const uint8_t *cell, i
 }
 
 /* Take it back; the passes come back from `saved`. */
-static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n, const PassBoard saved[2]) {
+static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n, const Pass saved[2]) {
     e->side ^= 1;
     e->key ^= KEY_SIDE;
     const int side = e->side;
@@ -159,7 +129,7 @@ static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell,
         e->points[side] += tile_points(e->r, cell[i]);
     }
     e->held[side] += n;
-    for (int dir = 0; dir < 2; dir++) restore_pass(&e->passes[dir], &saved[dir]);
+    for (int dir = 0; dir < 2; dir++) pass_copy(&e->passes[dir].pass, &saved[dir]);
 }
 
 /* What the side to move gains when its play goes out: the other rack's value. */
@@ -296,7 +266,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         e->failed = failed;
         return 0;
     }
-    for (int dir = 0; dir < 2; dir++) save_pass(&p->saved[dir], &e->passes[dir]);
+    for (int dir = 0; dir < 2; dir++) pass_copy(&p->saved[dir], &e->passes[dir].pass);
     const size_t n = p->buf.count;
     const int restricted = ply == 0 && e->root_allowed;
     int32_t best = -VALUE_INF, a = alpha;
@@ -352,7 +322,7 @@ static int canonical_plays(Endgame *e, Ply *p) {
     int failed = search_moves(e->g, e->board, e->rack[e->side], e->held[e->side], &e->args, e->passes, &p->buf);
     if (!failed) failed = order_plays(e, p, 0);
     if (failed) return failed;
-    for (int dir = 0; dir < 2; dir++) save_pass(&p->saved[dir], &e->passes[dir]);
+    for (int dir = 0; dir < 2; dir++) pass_copy(&p->saved[dir], &e->passes[dir].pass);
     return 0;
 }
 

@@ -417,7 +417,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     /* the position prepared once for every letter; each playout lays its moves on a copy */
     const uint64_t all = every_letter(r);
     for (int dir = 0; dir < 2; dir++) {
-        attach(&p.passes[dir], self); /* the board in play: copy_board gives it its squares */
+        attach(&p.passes[dir], self); /* the board in play: pass_copy gives it its squares */
         attach(&p.passes[2 + dir], self);
         prepare_pass(&p.passes[2 + dir], r, board, dir, all);
     }

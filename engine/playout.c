@@ -77,38 +77,16 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
     }
 }
 
-/* The board part of a prepared pass (prepare_pass), its squares only: half of each array
- * is past the last square of a 15 x 15 board. */
-static void copy_board(Search *to, const Search *from) {
-    const size_t cells = (size_t)(from->rows * from->cols);
-    to->dir = from->dir;
-    to->rows = from->rows;
-    to->cols = from->cols;
-    to->lm = from->lm;
-    to->wm = from->wm;
-    to->empty_board = from->empty_board;
-    memcpy(to->cells, from->cells, cells);
-    memcpy(to->cross, from->cross, cells * sizeof *to->cross);
-    memcpy(to->cross_score, from->cross_score, cells * sizeof *to->cross_score);
-    memcpy(to->anchor, from->anchor, cells);
-    memcpy(to->anchors, from->anchors, (size_t)from->rows * sizeof *to->anchors);
-}
-
 /* Whether the passes hold what preparing p->board whole gives (playouts(check=True)). */
 static int board_as_prepared(Playout *p) {
     const Rules *r = &p->g->rules;
     const uint64_t all = every_letter(r);
-    const int cells = r->rows * r->cols;
     for (int dir = 0; dir < 2; dir++) {
         const Search *a = &p->passes[dir];
         Search *b = p->scratch;
         attach(b, p->g);
         prepare_pass(b, r, p->board, dir, all);
-        if (memcmp(a->cells, b->cells, (size_t)cells) || memcmp(a->cross, b->cross, cells * sizeof *a->cross) ||
-            memcmp(a->cross_score, b->cross_score, cells * sizeof *a->cross_score) ||
-            memcmp(a->anchor, b->anchor, (size_t)cells) || memcmp(a->anchors, b->anchors, (size_t)a->rows * sizeof *a->anchors) ||
-            a->empty_board != b->empty_board)
-            return 0;
+        if (!pass_equal(&a->pass, &b->pass)) return 0;
     }
     return 1;
 }
@@ -244,7 +222,7 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
                    const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
     const Rules *r = &p->g->rules;
     memcpy(p->board, board, (size_t)(r->rows * r->cols));
-    for (int dir = 0; dir < 2; dir++) copy_board(&p->passes[dir], &p->start[dir]);
+    for (int dir = 0; dir < 2; dir++) pass_copy(&p->passes[dir].pass, &p->start[dir].pass);
     memcpy(p->rack[0], mine, sizeof p->rack[0]);
     memset(p->rack[1], 0, sizeof p->rack[1]);
     p->held[0] = p->held[1] = 0;

@@ -26,7 +26,7 @@ static int grow(MoveBuf *out, int by_equity) {
 
 /* Whether a tile from the rack can go on the empty square `idx` after `list`. */
 static inline int can_place(const Search *s, uint32_t list, int idx) {
-    return s->rack_left && (list_children(s, list) & s->cross[idx] & playable(s));
+    return s->rack_left && (list_children(s, list) & s->pass.cross[idx] & playable(s));
 }
 
 /* Whether a play ranks above the worst kept one: higher score (or equity), or equal and
@@ -109,11 +109,11 @@ static void emit(Search *s, int end_col, Tally t) {
     if (s->skip_lone_cross && t.placed == 1) {
         /* A lone tile with a perpendicular word was already found in the across pass. */
         for (int c = start; c < end_col; c++)
-            if (s->placed[c] && s->cross_score[s->row * s->cols + c] >= 0) return;
+            if (s->placed[c] && s->pass.cross_score[s->row * s->pass.cols + c] >= 0) return;
     }
     MoveBuf *out = s->out;
     out->total++;
-    int32_t score = t.main * t.mult + t.cross + (t.placed == s->rules->rack_size ? s->rules->bingo : 0);
+    int32_t score = t.main * t.mult + t.cross + (t.placed == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0);
     float equity = 0.0f;
     if (s->leaves) {
         size_t key = 0;
@@ -138,9 +138,9 @@ static void emit(Search *s, int end_col, Tally t) {
     if (s->leaves) out->equity[at] = equity;
     if (out->order) out->order[at] = order;
     m->score = score;
-    m->row = (uint8_t)(s->dir ? start : s->row);
-    m->col = (uint8_t)(s->dir ? s->row : start);
-    m->dir = (uint8_t)s->dir;
+    m->row = (uint8_t)(s->pass.dir ? start : s->row);
+    m->col = (uint8_t)(s->pass.dir ? s->row : start);
+    m->dir = (uint8_t)s->pass.dir;
     m->len = (uint8_t)len;
     memset(m->tiles, 0, sizeof m->tiles);
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
@@ -160,12 +160,12 @@ int time_is_up(const struct timespec *deadline) {
  * search goes on only where something can follow: a rack tile on an empty square, or a
  * board tile the lexicon allows after the word so far. */
 static inline void advance(Search *s, uint32_t list, int col, int accepted, Tally t) {
-    if (col >= s->cols) {
+    if (col >= s->pass.cols) {
         if (accepted) emit(s, col, t);
         return;
     }
-    int idx = s->row * s->cols + col;
-    uint8_t cell = s->cells[idx];
+    int idx = s->row * s->pass.cols + col;
+    uint8_t cell = s->pass.cells[idx];
     if (cell == 0) {
         if (accepted) emit(s, col, t);
         if (can_place(s, list, idx)) extend_right(s, list, col, t);
@@ -183,13 +183,13 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         s->failed = FAIL_TIME;
         return;
     }
-    int idx = s->row * s->cols + col;
-    if (s->cells[idx] == 0) {
+    int idx = s->row * s->pass.cols + col;
+    if (s->pass.cells[idx] == 0) {
         /* nothing to place when the list is 0 (no children) or the rack is empty */
         uint64_t children = list_children(s, list);
-        uint64_t todo = children & s->cross[idx] & playable(s);
+        uint64_t todo = children & s->pass.cross[idx] & playable(s);
         if (!todo) return;
-        int32_t lm = s->lm[idx], wm = s->wm[idx], cross = s->cross_score[idx];
+        int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cross = s->pass.cross_score[idx];
         /* a blank goes down only where a play with one could still rank: else it is put
          * out of reach for this square and all the recursion below it */
         uint8_t hidden = 0;
@@ -203,13 +203,13 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         while (todo) {
             unsigned tile = (unsigned)__builtin_ctzll(todo);
             todo &= todo - 1;
-            uint32_t node = s->nodes[child_at(list, children, tile)];
+            uint32_t node = s->ctx.nodes[child_at(list, children, tile)];
             uint32_t child = kwg_arc(node);
             int acc = kwg_accepts(node);
             for (int blank = 0; blank < 2; blank++) {
                 unsigned from = blank ? 0 : tile;
                 if (!s->rack[from]) continue;
-                int32_t points = blank ? 0 : s->rules->values[tile];
+                int32_t points = blank ? 0 : s->ctx.rules->values[tile];
                 Tally u = t;
                 u.main += points * lm;
                 u.mult *= wm;
@@ -224,20 +224,20 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         }
         s->rack[0] += hidden;
     } else {
-        uint8_t cell = s->cells[idx];
+        uint8_t cell = s->pass.cells[idx];
         uint32_t i = child_node(s, list, cell & TILE_MASK);
         if (!i) return;
         Tally u = t;
-        u.main += tile_points(s->rules, cell);
-        advance(s, kwg_arc(s->nodes[i]), col + 1, kwg_accepts(s->nodes[i]), u);
+        u.main += tile_points(s->ctx.rules, cell);
+        advance(s, kwg_arc(s->ctx.nodes[i]), col + 1, kwg_accepts(s->ctx.nodes[i]), u);
     }
 }
 
 /* The left part in s->left is complete: lay it left of the anchor and extend right. */
 static void extend_from_left_part(Search *s, uint32_t list) {
-    const int n = s->left_len, start = s->anchor_col - n, at = s->row * s->cols + start;
-    const uint8_t *restrict lm = s->lm + at, *restrict wm = s->wm + at, *restrict left = s->left;
-    const int32_t *restrict values = s->rules->values;
+    const int n = s->left_len, start = s->anchor_col - n, at = s->row * s->pass.cols + start;
+    const uint8_t *restrict lm = s->pass.lm + at, *restrict wm = s->pass.wm + at, *restrict left = s->left;
+    const int32_t *restrict values = s->ctx.rules->values;
     uint8_t *restrict placed = s->placed + start;
     Tally t = {0, 1, 0, n};
     for (int i = 0; i < n; i++) {
@@ -308,7 +308,7 @@ static int expand_left_part(const Search *s, LeftParts *t, uint32_t at, const ui
     while (todo) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
         todo &= todo - 1;
-        uint32_t child = kwg_arc(s->nodes[child_at(e.list, children, x)]);
+        uint32_t child = kwg_arc(s->ctx.nodes[child_at(e.list, children, x)]);
         if (!child) continue; /* a word nothing follows: no left part goes on from it */
         for (int blank = 0; blank < 2; blank++) {
             if (!count[blank ? 0 : x]) continue;
@@ -332,12 +332,12 @@ static inline int goes_on(const Search *s, uint32_t list, uint64_t can, const ui
     uint64_t children = list_children(s, list);
     for (uint64_t todo = can; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
-        uint32_t at = kwg_arc(s->nodes[child_at(list, children, x)]);
+        uint32_t at = kwg_arc(s->ctx.nodes[child_at(list, children, x)]);
         for (int j = 0;;) {
             uint64_t has = list_children(s, at);
             if (!(has >> run[j] & 1)) break;
             if (++j == n) return 1;
-            at = kwg_arc(s->nodes[child_at(at, has, run[j - 1])]);
+            at = kwg_arc(s->ctx.nodes[child_at(at, has, run[j - 1])]);
         }
     }
     return 0;
@@ -346,12 +346,12 @@ static inline int goes_on(const Search *s, uint32_t list, uint64_t can, const ui
 /* Whether some letter of `can` (as for goes_on) ends a word on the anchor or goes on with
  * a letter of `then` (those the rack can put on the empty square after it; 0 if none). */
 static inline int ends_or_goes_on(const Search *s, uint32_t list, uint64_t can, uint64_t then) {
-    if (can & s->masks[list].accepts) return 1;
+    if (can & s->ctx.masks[list].accepts) return 1;
     if (!then) return 0;
     uint64_t children = list_children(s, list);
     for (uint64_t todo = can; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
-        uint32_t at = kwg_arc(s->nodes[child_at(list, children, x)]);
+        uint32_t at = kwg_arc(s->ctx.nodes[child_at(list, children, x)]);
         if (list_children(s, at) & then) return 1;
     }
     return 0;
@@ -440,10 +440,10 @@ static void left_ranks(const Search *s, int room, LeftRanks *b) {
  * board tiles right after the anchor. Returns -1, having done nothing, when the prefixes
  * are too many to collect (the prefix tree walk then does it), else 0. */
 static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
-    const uint32_t *nodes = s->nodes;
-    const int alphabet = s->rules->alphabet;
-    const uint64_t cross = s->cross[s->row * s->cols + s->anchor_col];
-    uint32_t g = s->gaddag;
+    const uint32_t *nodes = s->ctx.nodes;
+    const int alphabet = s->ctx.rules->alphabet;
+    const uint64_t cross = s->pass.cross[s->row * s->pass.cols + s->anchor_col];
+    uint32_t g = s->ctx.gaddag;
     for (int j = n - 1; j >= 0 && g; j--) {
         uint32_t i = gaddag_child(nodes, g, run[j]);
         g = i ? kwg_arc(nodes[i]) : 0;
@@ -494,7 +494,7 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
             out->pruned = 1;
             continue;
         }
-        uint32_t list = s->root;
+        uint32_t list = s->ctx.root;
         for (int j = 0; j < len && list; j++) {
             uint32_t at = child_node(s, list, tile[j]);
             list = at ? kwg_arc(nodes[at]) : 0;
@@ -516,12 +516,12 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
 static void left_part(Search *s, int room) {
     LeftParts *t = s->lefts;
     MoveBuf *out = s->out;
-    const int anchor = s->row * s->cols + s->anchor_col;
-    const uint64_t cross = s->cross[anchor];
+    const int anchor = s->row * s->pass.cols + s->anchor_col;
+    const uint64_t cross = s->pass.cross[anchor];
     uint8_t run[MAX_SIDE]; /* the board tiles right after the anchor */
     int n = 0;
-    for (int i = 1; s->anchor_col + i < s->cols && s->cells[anchor + i]; i++) run[n++] = s->cells[anchor + i] & TILE_MASK;
-    if (s->gaddag && n > 0 && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM && !s->rack[0] &&
+    for (int i = 1; s->anchor_col + i < s->pass.cols && s->pass.cells[anchor + i]; i++) run[n++] = s->pass.cells[anchor + i] & TILE_MASK;
+    if (s->ctx.gaddag && n > 0 && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM && !s->rack[0] &&
         left_part_gaddag(s, room, run, n) == 0)
         return;
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
@@ -538,8 +538,8 @@ static void left_part(Search *s, int room) {
      * on the anchor goes on with the board tiles there (up to RUN_AFTER of them), or, with
      * none, ends a word or goes on with a letter for the next square (most extensions
      * that find nothing stop right there) */
-    const int room_after = s->anchor_col + 1 < s->cols;
-    const uint64_t cross_after = room_after ? s->cross[anchor + 1] : 0;
+    const int room_after = s->anchor_col + 1 < s->pass.cols;
+    const uint64_t cross_after = room_after ? s->pass.cross[anchor + 1] : 0;
     const int after = n < RUN_AFTER ? n : RUN_AFTER;
     for (;;) {
         const LeftPart *e = &t->items[at];
@@ -596,24 +596,24 @@ static void left_part(Search *s, int room) {
  * every left part from the rack, each extended right [AJ88]. bounds: the anchor's shadow
  * bounds by left-part length, when searching best-first (else NULL). */
 static void search_anchor(Search *s, int row, int col, const AnchorBounds *bounds) {
-    int idx = row * s->cols + col;
+    int idx = row * s->pass.cols + col;
     s->row = row;
     s->anchor_col = col;
-    s->order_base = (uint64_t)(s->dir * MAX_CELLS + idx) << ORDER_ANCHOR_SHIFT;
+    s->order_base = (uint64_t)(s->pass.dir * MAX_CELLS + idx) << ORDER_ANCHOR_SHIFT;
     memset(s->placed, 0, sizeof s->placed);
     s->left_len = 0;
     const int blanks = s->prune && s->rack[0];
     if (blanks) s->blank_bound[0] = bounds->blank[0];
-    if (col > 0 && s->cells[idx - 1]) {
+    if (col > 0 && s->pass.cells[idx - 1]) {
         int c = col - 1;
-        while (c > 0 && s->cells[idx - (col - c) - 1]) c--;
-        uint32_t list = s->root;
+        while (c > 0 && s->pass.cells[idx - (col - c) - 1]) c--;
+        uint32_t list = s->ctx.root;
         Tally t = {0, 1, 0, 0};
         for (int k = c; k < col && list; k++) {
-            uint8_t cell = s->cells[row * s->cols + k];
+            uint8_t cell = s->pass.cells[row * s->pass.cols + k];
             uint32_t i = child_node(s, list, cell & TILE_MASK);
-            list = i ? kwg_arc(s->nodes[i]) : 0;
-            t.main += tile_points(s->rules, cell);
+            list = i ? kwg_arc(s->ctx.nodes[i]) : 0;
+            t.main += tile_points(s->ctx.rules, cell);
         }
         if (!list) return;
         s->start_col = c;
@@ -636,15 +636,15 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
 }
 
 static inline int can_start(const Search *s, int idx) {
-    return s->anchor[idx] && (s->cross[idx] & playable(s));
+    return s->pass.anchor[idx] && (s->pass.cross[idx] & playable(s));
 }
 
 /* Every play of one pass, in generation order. */
 static void run_pass(Search *s) {
-    for (int row = 0; row < s->rows && !s->failed; row++)
-        for (uint32_t a = s->anchors[row]; a && !s->failed; a &= a - 1) {
+    for (int row = 0; row < s->pass.rows && !s->failed; row++)
+        for (uint32_t a = s->pass.anchors[row]; a && !s->failed; a &= a - 1) {
             int col = __builtin_ctz(a);
-            if (can_start(s, row * s->cols + col)) search_anchor(s, row, col, NULL);
+            if (can_start(s, row * s->pass.cols + col)) search_anchor(s, row, col, NULL);
         }
 }
 
@@ -691,9 +691,9 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     for (int dir = 0; dir < 2; dir++) {
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
         Search *s = &passes[dir];
-        for (int row = 0; row < s->rows; row++)
-            for (uint32_t a = s->anchors[row]; a; a &= a - 1) {
-                int col = __builtin_ctz(a), idx = row * s->cols + col;
+        for (int row = 0; row < s->pass.rows; row++)
+            for (uint32_t a = s->pass.anchors[row]; a; a &= a - 1) {
+                int col = __builtin_ctz(a), idx = row * s->pass.cols + col;
                 if (!can_start(s, idx)) continue;
                 if (n == LOCAL_ANCHORS && bounds == local) {
                     bounds = malloc(2 * MAX_CELLS * sizeof *bounds);
@@ -722,7 +722,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         sift_down(refs, left - 1, 0);
         Search *s = &passes[next.ordinal / MAX_CELLS];
         int idx = (int)(next.ordinal % MAX_CELLS);
-        search_anchor(s, idx / s->cols, idx % s->cols, &bounds[next.slot]);
+        search_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
         failed = s->failed;
     }
     if (bounds != local) free(bounds);
@@ -731,13 +731,13 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
 
 /* The lexicon's tables, for a search or a board prepared for one. */
 void attach(Search *p, const Generator *g) {
-    p->nodes = g->nodes;
-    p->masks = g->masks;
-    p->runs = g->runs;
-    p->before = g->reach;
-    p->root = kwg_arc(g->nodes[0]);
-    p->gaddag = g->gaddag;
-    p->rules = &g->rules;
+    p->ctx.nodes = g->nodes;
+    p->ctx.masks = g->masks;
+    p->ctx.runs = g->runs;
+    p->ctx.before = g->reach;
+    p->ctx.root = kwg_arc(g->nodes[0]);
+    p->ctx.gaddag = g->gaddag;
+    p->ctx.rules = &g->rules;
 }
 
 /* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
@@ -756,7 +756,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
     for (int dir = 0; dir < 2; dir++) {
         Search *p = &s[dir];
         attach(p, g);
-        p->anagrams = anagrams;
+        p->ctx.anagrams = anagrams;
         p->bingos = bingos;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
         memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
@@ -780,7 +780,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         if ((a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
     bingos->alone = rack_spells(&s[0], 0, 0);
-    if (!s[0].root) return 0; /* an empty lexicon: no plays */
+    if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
     if (a->limit == 0 && !a->count_all) {
         buf->pruned = 1; /* nothing wanted, nothing searched */
         return 0;
@@ -788,7 +788,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
     /* the prefix tree starts as the empty prefix; the stack holds the usual few hundred */
     LeftPart local[LOCAL_LEFT_PARTS];
     LeftParts lefts = {local, 1, LOCAL_LEFT_PARTS, 0};
-    local[0] = left_part_at(&s[0], s[0].root, 0, 0, s[0].rack_mask & ~(uint64_t)1, s[0].rack[0]);
+    local[0] = left_part_at(&s[0], s[0].ctx.root, 0, 0, s[0].rack_mask & ~(uint64_t)1, s[0].rack[0]);
     s[0].lefts = s[1].lefts = &lefts;
     int failed = 0;
     if (a->limit >= 0) {

@@ -104,6 +104,11 @@ def threads_option(parser, processes: bool = False) -> None:
         )
 
 
+def service_url(args) -> str | None:
+    """The Redis a command goes through: --redis-url, else $REDIS_URL; None: in-process."""
+    return args.redis_url or os.environ.get("REDIS_URL") or None
+
+
 def threads_for(args, redis_url: str | None) -> int:
     """The --threads an in-process run uses (1 through the fleet, whose workers are the
     parallelism); an AnchorError past 256."""
@@ -121,4 +126,24 @@ def lane_option(parser, default: str) -> None:
         choices=LANES,
         default=default,
         help=f"the queue's lane: interactive jobs are taken before batch ones (default: {default})",
+    )
+
+
+def service_options(
+    parser, lane: str, timeout: float, through: str = "go through the worker queue"
+) -> None:
+    """How a command reaches the fleet: --redis-url (with neither it nor $REDIS_URL the
+    command runs in-process), --queue, --lane and --timeout (seconds to wait)."""
+    parser.add_argument(
+        "--redis-url", help=f"{through} (default: $REDIS_URL; with neither, run in-process)"
+    )
+    parser.add_argument(
+        "--queue", type=queue_name, default="anchor", help="queue name (default: anchor)"
+    )
+    lane_option(parser, lane)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout,
+        help=f"seconds to wait for the answer ({timeout:g})",
     )

@@ -21,19 +21,17 @@ class EndgameError(ServiceError):
     """A job of the split answered an error."""
 
 
-def _checked(result: dict) -> dict:
-    if not result.get("ok"):
-        error = result.get("error") or {}
-        raise EndgameError(
-            f"{error.get('message', 'the endgame failed')} [{error.get('code', '?')}]"
-        )
-    return result
+def _checked(result: dict) -> p.EndgameResult:
+    found = p.read_result(result, p.EndgameResult)
+    if isinstance(found, p.Failure):
+        raise EndgameError(f"{found.message or 'the endgame failed'} [{found.code}]")
+    return found
 
 
 def solve(
     client: AnalysisClient, request: p.EndgameRequest, parts: int = 1, timeout: float = 3600
-) -> dict:
-    """The endgame_result of `request`, split over `parts` jobs after the first play."""
+) -> p.EndgameResult:
+    """The answer to `request`, split over `parts` jobs after the first play."""
     if not isinstance(parts, int) or isinstance(parts, bool) or not 1 <= parts <= 1024:
         raise ValueError(f"parts must be 1..1024, not {parts!r}")
     if parts == 1:
@@ -41,7 +39,7 @@ def solve(
     lead = _checked(
         client.analyze(replace(request, first=0, last=1, parts=1, part=0), timeout=timeout)
     )
-    floor = lead["value"] if lead["exact"] else None  # a guess is no bound
+    floor = lead.value if lead.exact else None  # a guess is no bound
     rest = [
         _checked(r)
         for r in client.analyze_many(
@@ -55,16 +53,16 @@ def solve(
     return merge([lead, *rest])
 
 
-def merge(results: list[dict]) -> dict:
+def merge(results: list[p.EndgameResult]) -> p.EndgameResult:
     """The answer of the parts of one endgame: the best value (ties: the first play in
     canonical order) and its line; exact when every part was."""
-    live = [r for r in results if not r["no_plays"] and not r["below_floor"]]
-    best = max(live, key=lambda r: (r["value"], -r["root"]))
-    return {
-        **best,
-        "depth": max(r["depth"] for r in results),
-        "exact": all(r["exact"] for r in results),
-        "nodes": sum(r["nodes"] for r in results),
-        "seconds": round(sum(r["seconds"] for r in results), 6),
-        "parts": len(results),
-    }
+    live = [r for r in results if not r.no_plays and not r.below_floor]
+    best = max(live, key=lambda r: (r.value, -r.root))
+    return replace(
+        best,
+        depth=max(r.depth for r in results),
+        exact=all(r.exact for r in results),
+        nodes=sum(r.nodes for r in results),
+        seconds=round(sum(r.seconds for r in results), 6),
+        parts=len(results),
+    )

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from anchor.dictionaries.lexica import lexicon_ruleset
 from anchor.engine import AnchorError, Ruleset
-from anchor.engine.match import win_rate
+from anchor.engine.match import Outcome, win_rate
 
 from . import protocol
-from .arguments import output_file, threads_for
+from .arguments import output_file, service_url, threads_for
 from .client import AnalysisClient, Progress, ServiceError
 
 
@@ -25,15 +25,7 @@ def cmd_selfplay(args) -> int:
 
     Ruleset.load(args.ruleset)  # a bad name fails here, before any job
     out = _output_folder(args.out, "GCG") if args.out else None
-    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(
-        redis_url,
-        queue=args.queue,
-        lane=args.lane,
-        job_timeout=max(60, 5 * args.per_job),
-        threads=threads_for(args, redis_url),
-        processes=args.processes,
-    )
+    client, redis_url = _fleet(args, job_timeout=max(60, 5 * args.per_job))
     requests = [
         protocol.SelfPlayRequest(
             ruleset=args.ruleset,
@@ -59,17 +51,14 @@ def cmd_selfplay(args) -> int:
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
-    failed = [r["error"] for r in results if not r["ok"]]
-    if failed:
-        raise AnchorError("; ".join(f"{e['message']} [{e['code']}]" for e in failed))
-    games = [g for r in results for g in protocol.games_of(r)]
+    games = _games(results)
     if out is not None:
         for g in games:
-            (out / f"{args.ruleset}-{g['seed']}.gcg").write_text(g["gcg"], encoding="utf-8")
-    times = sorted(t for g in games for t in g["move_us"])
-    plays = sum(g["plays"] for g in games)
-    totals = [sum(g["scores"]) for g in games]
-    ends = {end: sum(1 for g in games if g["end"] == end) for end in ("out", "scoreless")}
+            (out / f"{args.ruleset}-{g.seed}.gcg").write_text(g.gcg, encoding="utf-8")
+    times = sorted(t for g in games for t in g.move_us)
+    plays = sum(g.plays for g in games)
+    totals = [sum(g.scores) for g in games]
+    ends = {end: sum(1 for g in games if g.end == end) for end in ("out", "scoreless")}
     where = f"via Redis ({redis_url.split('@')[-1]})" if redis_url else "in-process"
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -93,10 +82,11 @@ def cmd_selfplay(args) -> int:
     print(
         f"  peak RSS of this process {peak:.1f} MiB" + (f"; GCG in {args.out}" if args.out else "")
     )
-    seated = {name for g in games for name in g["policies"]}
+    seated = {name for g in games for name in g.policies}
     if len(seated) > 1:
+        outcomes = [_outcome(g) for g in games]
         for name in sorted(seated):
-            r = win_rate(games, name)
+            r = win_rate(outcomes, name)
             print(
                 f"  {name} player won {r.wins:g} of {r.games} = {100 * r.rate:.1f}% "
                 f"(95% CI {100 * r.low:.1f}-{100 * r.high:.1f}%)"
@@ -110,7 +100,21 @@ class GameProgress(Progress):
     unit = "games"
 
     def count(self, result: dict) -> int:
-        return len(protocol.games_of(result))
+        found = protocol.read_result(result, protocol.SelfPlayResult)
+        return 0 if isinstance(found, protocol.Failure) else len(found.games)
+
+
+def _games(results: list[dict]) -> list[protocol.Game]:
+    """The games of self-play results; AnchorError naming every job that failed."""
+    read = [protocol.read_result(r, protocol.SelfPlayResult) for r in results]
+    failed = [f for f in read if isinstance(f, protocol.Failure)]
+    if failed:
+        raise AnchorError("; ".join(f"{f.message} [{f.code}]" for f in failed))
+    return [g for r in read for g in r.games]
+
+
+def _outcome(game: protocol.Game) -> Outcome:
+    return Outcome(tuple(game.scores), tuple(game.policies), game.gcg)
 
 
 def cmd_train_leaves(args) -> int:
@@ -119,15 +123,7 @@ def cmd_train_leaves(args) -> int:
 
     rules = Ruleset.load(args.ruleset)
     out = output_file(args.out, "leave values (.klv2)")  # before the training, not after
-    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(
-        redis_url,
-        queue=args.queue,
-        lane=args.lane,
-        job_timeout=600,
-        threads=threads_for(args, redis_url),
-        processes=args.processes,
-    )
+    client, redis_url = _fleet(args, job_timeout=600)
 
     def play(games: int, seed: int, policies: tuple[str, ...], alternate: bool, model):
         requests = [
@@ -145,10 +141,7 @@ def cmd_train_leaves(args) -> int:
         ]
         bar = GameProgress(len(requests))
         results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
-        failed = [r["error"]["message"] for r in results if not r["ok"]]
-        if failed:
-            raise AnchorError("; ".join(failed))
-        return [g for r in results for g in protocol.games_of(r)]
+        return [_outcome(g) for g in _games(results)]
 
     started = time.perf_counter()
     model = train(
@@ -224,21 +217,10 @@ def cmd_annotate(args) -> int:
         unit = "positions"
 
         def count(self, result: dict) -> int:
-            if not result.get("ok"):
-                return 0
-            return sum(
-                1 for turn in protocol.annotation_of(result)["turns"] if turn.get("analysed")
-            )
+            found = protocol.read_result(result, protocol.AnnotateResult)
+            return 0 if isinstance(found, protocol.Failure) else len(found.analysed_turns())
 
-    redis_url = args.redis_url or os.environ.get("REDIS_URL") or None
-    client = AnalysisClient(
-        redis_url,
-        queue=args.queue,
-        lane=args.lane,
-        job_timeout=300,
-        threads=threads_for(args, redis_url),
-        processes=args.processes,
-    )
+    client, redis_url = _fleet(args, job_timeout=300)
     started = time.perf_counter()
     bar = PositionProgress(len(requests), what="games") if not args.quiet else False
     try:
@@ -257,17 +239,16 @@ def cmd_annotate(args) -> int:
                     + "\n"
                 )
                 continue
-            if not result["ok"]:
-                entry["error"] = f"{result['error']['message']} [{result['error']['code']}]"
+            found = protocol.read_result(result, protocol.AnnotateResult)
+            if isinstance(found, protocol.Failure):
+                entry["error"] = f"{found.message} [{found.code}]"
                 jsonl.write(
-                    json.dumps(
-                        {"game": entry["name"], "error": result["error"]}, ensure_ascii=False
-                    )
+                    json.dumps({"game": entry["name"], "error": found.to_map()}, ensure_ascii=False)
                     + "\n"
                 )
                 continue
-            annotation = protocol.annotation_of(result)
-            positions += sum(1 for turn in annotation["turns"] if turn.get("analysed"))
+            annotation = found.annotation
+            positions += len(found.analysed_turns())
             page = entry["name"].replace("/", "__").removesuffix(".gcg") + ".html"
             (out / page).write_text(
                 report.game_page(entry["name"], rulesets[entry["name"]], annotation),
@@ -289,6 +270,22 @@ def cmd_annotate(args) -> int:
         print(f"  not annotated: {e['name']}: {e['error']}")
     print(f"report: {out / 'index.html'}")
     return 1 if failed else 0
+
+
+def _fleet(args, job_timeout: float) -> tuple[AnalysisClient, str | None]:
+    """The client a whole-game command runs its jobs with, and the Redis URL it uses: the
+    fleet at --redis-url ($REDIS_URL), else in-process on --threads (forked processes
+    with --processes)."""
+    url = service_url(args)
+    client = AnalysisClient(
+        url,
+        queue=args.queue,
+        lane=args.lane,
+        job_timeout=job_timeout,
+        threads=threads_for(args, url),
+        processes=args.processes,
+    )
+    return client, url
 
 
 def _output_folder(given: str, what: str = "report") -> Path:

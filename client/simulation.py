@@ -67,33 +67,29 @@ def simulate(
             )  # fmt: skip
             for first in range(iterations.start, iterations.stop, per_job)
         ]
-        results = client.analyze_many(requests, timeout=timeout)
-        for result in results:
-            if not result["ok"]:
-                error = result["error"]
-                raise AnchorError(f"{error['message']} [{error['code']}]")
-        table = results[0]["candidates"]
-        if any(r["candidates"] != table for r in results) or tables and tables[0] != table:
+        results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
+        table = results[0].candidates
+        if any(r.candidates != table for r in results) or tables and tables[0] != table:
             raise AnchorError(
                 "the workers disagree on the candidates (different lexica, or one replaced?)"
             )
         tables.append(table)
         for result in results:
-            values, left = result.get("values"), result.get("unplayed")
+            values, left = result.values, result.unplayed
             if not (
                 isinstance(values, list) and isinstance(left, list)
-                and len(values) == len(left) == len(result.get("only", ()))
+                and len(values) == len(left) == len(result.only)
                 and all(len(v) == len(u) for v, u in zip(values, left, strict=True))
             ):  # fmt: skip
                 raise AnchorError(
                     "a worker answered a simulation without values and unplayed tiles for "
                     "every candidate (a worker of another version?)"
                 )
-        merged: list[list[float]] = [[] for _ in results[0]["only"]]
+        merged: list[list[float]] = [[] for _ in results[0].only]
         for result in results:
-            for k, vals in enumerate(result["values"]):
+            for k, vals in enumerate(result.values):
                 merged[k].extend(vals)
-            for c, left in zip(result["only"], result["unplayed"], strict=True):
+            for c, left in zip(result.only, result.unplayed, strict=True):
                 ends.setdefault(c, []).extend(left)
         if bar:
             bar.step(len(iterations))
@@ -111,3 +107,11 @@ def simulate(
     unplayed = [ends.get(c, []) for c in range(len(chosen))]
     pruned = [not a for a in alive]
     return summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)
+
+
+def _share(result: dict) -> p.SimulateResult:
+    """One job's share of the simulation; AnchorError when it failed."""
+    found = p.read_result(result, p.SimulateResult)
+    if isinstance(found, p.Failure):
+        raise AnchorError(f"{found.message} [{found.code}]")
+    return found

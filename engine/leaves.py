@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from . import _movegen
 from .errors import LexiconError
 from .files import read_regular
-from .lexicon import ACCEPTS, ARC_MASK, END, _build_kwg
+from .lexicon import ACCEPTS, ARC_MASK, _build_kwg, sibling
 from .rules import Ruleset
 
 MAX_LETTERS = 63
@@ -100,15 +100,12 @@ class Leaves:
         for k, tile in enumerate(leave):
             if not start:
                 return None
-            i = start
-            while True:
-                node = nodes[i]
-                if node >> 24 == tile:
-                    break
-                idx += (1 if node & ACCEPTS else 0) + counts[node & ARC_MASK]
-                if node & END:
-                    return None
-                i += 1
+            i = sibling(nodes, start, tile)
+            if i < 0:
+                return None
+            for before in nodes[start:i]:  # the leaves below the siblings it passed
+                idx += (1 if before & ACCEPTS else 0) + counts[before & ARC_MASK]
+            node = nodes[i]
             if k == len(leave) - 1:
                 return idx if node & ACCEPTS else None
             idx += 1 if node & ACCEPTS else 0

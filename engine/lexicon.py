@@ -26,6 +26,20 @@ from .rules import Ruleset
 ARC_MASK = 0x3FFFFF
 END = 0x400000
 ACCEPTS = 0x800000
+
+
+def sibling(nodes, start: int, tile: int) -> int:
+    """The index of the node for `tile` in the sibling list at `start`, or -1."""
+    i = start
+    while True:
+        node = nodes[i]
+        if node >> 24 == tile:
+            return i
+        if node & END:
+            return -1
+        i += 1
+
+
 MAX_EXAMPLES = 10
 
 
@@ -197,14 +211,10 @@ class Lexicon:
             tile = index.get(fold.get(upper, upper))
             if tile is None or arc == 0:
                 return False
-            i = arc
-            while True:
-                node = nodes[i]
-                if node >> 24 == tile:
-                    break
-                if node & END:
-                    return False
-                i += 1
+            i = sibling(nodes, arc, tile)
+            if i < 0:
+                return False
+            node = nodes[i]
             accepted = bool(node & ACCEPTS)
             arc = node & ARC_MASK
         return accepted

@@ -4,8 +4,18 @@ interval, so that "equity beats score" is a measured claim, not an impression.""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one game ended: the final scores and the policy of each seat, in seat order
+    (and its record, for those who learn from it)."""
+
+    scores: tuple[int, ...]
+    policies: tuple[str, ...]
+    gcg: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +43,12 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def win_rate(games: Iterable[Mapping], policy: str) -> WinRate:
+def win_rate(games: Iterable[Outcome], policy: str) -> WinRate:
     """How often `policy` beat the best of the other policies in games that seat it and
-    another one (maps with parallel `scores` and `policies`, as self-play results are)."""
+    another one."""
     wins, n = 0.0, 0
     for game in games:
-        pairs = list(zip(game["scores"], game["policies"], strict=True))
+        pairs = list(zip(game.scores, game.policies, strict=True))
         mine = [s for s, pol in pairs if pol == policy]
         theirs = [s for s, pol in pairs if pol != policy]
         if not mine or not theirs:

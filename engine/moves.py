@@ -60,6 +60,10 @@ class Move:
             self.placed,
         )
 
+    def entry(self) -> list:
+        """fields() as a result's compact array (placed squares as arrays)."""
+        return as_entry(self.fields())
+
     def play(self) -> Play:
         return Play(self.row, self.col, self.direction, self.word, self.placed)
 
@@ -91,6 +95,13 @@ def decode(
     """A Move from the record at `offset` (the board is the one moves were made on)."""
     label, score, row, col, direction, word, placed = fields(board, record, offset)
     return Move(score, row, col, direction, word, placed, equity=equity, label=label)
+
+
+def as_entry(fields: tuple) -> list:
+    """A move's fields as a result's compact array: [notation, score, row, col, direction,
+    word, [[row, col, letter], ...]] (the C describe makes the same for record lists)."""
+    *head, placed = fields
+    return [*head, [list(square) for square in placed]]
 
 
 def fields(board: Board, record: bytes | memoryview, offset: int = 0) -> tuple:
@@ -222,8 +233,7 @@ class MoveList(Sequence):
             if slot >= 0:
                 out.append(plays[slot])
             elif lists:
-                f = self._extra[-1 - slot].fields()
-                out.append([*f[:6], [list(sq) for sq in f[6]]])
+                out.append(self._extra[-1 - slot].entry())
             else:
                 out.append(self._extra[-1 - slot].fields())
         return out
@@ -244,9 +254,7 @@ class MoveList(Sequence):
         plays = [
             fields(self.board, self._records, i * RECORD.size) for i in range(start, start + count)
         ]
-        if lists:
-            plays = [[*f[:6], [list(sq) for sq in f[6]]] for f in plays]
-        return plays
+        return [as_entry(f) for f in plays] if lists else plays
 
     def scores(self) -> list[int]:
         """Every score, in list order, without making Move objects."""

@@ -186,54 +186,38 @@ class Solver:
         scoreless turns already played in a row. max_nodes: like budget_s, in positions
         searched (the same answer on every machine)."""
         return self.solve_endgame_part(
-            board, rack, opponent_rack, plies, budget_s, table_mb, scoreless_turns, None, max_nodes
-        ).endgame
+            board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
+            scoreless=scoreless_turns, max_nodes=max_nodes,
+        ).endgame  # fmt: skip
 
     def solve_endgame_part(
-        self,
-        board: Board,
-        rack: str,
-        opponent_rack: str,
-        plies: int | None = None,
-        budget_s: float | None = None,
-        table_mb: float = _endgame.DEFAULT_TABLE_MB,
-        scoreless_turns: int = 0,
-        split: _endgame.Split | None = None,
-        max_nodes: int | None = None,
+        self, board: Board, rack: str, opponent_rack: str, split: _endgame.Split, **search
     ) -> _endgame.Part:
         """solve_endgame on the root's plays `split` names (a hard endgame spread over
-        workers: engine/endgame.py, Split)."""
+        workers: engine/endgame.py, Split); `search`: solve_endgame's keywords."""
         self._check_board(board)
         tiles, _ = self._rack(rack)
         other, _ = self._rack(opponent_rack)
+        if "scoreless_turns" in search:
+            search["scoreless"] = search.pop("scoreless_turns")
         return _endgame.solve_part(
             self._generator,
             self.rules,
             board,
             tiles,
             other,
-            plies,
-            budget_s,
-            table_mb,
-            scoreless_turns,
-            split or _endgame.Split(),
-            max_nodes,
+            split=split or _endgame.Split(),
+            **search,
         )
 
-    def solve_preendgame(
-        self,
-        board: Board,
-        rack: str,
-        candidates: int = 20,
-        lead: int = 0,
-        budget_s: float | None = None,
-    ):
-        """One tile in the bag: the top `candidates` plays by score, each valued by solving
-        the endgame after every possible draw (engine/preendgame.py)."""
+    def solve_preendgame(self, board: Board, rack: str, **options):
+        """One tile in the bag: the top plays by score, each valued by solving the endgame
+        after every possible draw; `options`: engine.preendgame.solve_preendgame's
+        (candidates, lead, budget_s, table_mb)."""
         from .preendgame import solve_preendgame
 
         self._check_board(board)
-        return solve_preendgame(self, board, rack, candidates, lead, budget_s)
+        return solve_preendgame(self, board, rack, **options)
 
     def _check_board(self, board: Board) -> None:
         if not isinstance(board, Board):

@@ -18,13 +18,14 @@ from itertools import product
 
 from .gcg import EXCHANGE, PASS, PLAY, leave_kept, parse_gcg, replay
 from .leaves import MAX_LETTERS, Leaves
+from .match import Outcome, win_rate
 from .rules import Ruleset
 
 RIDGE = 50.0  # shrinks rarely seen tiles toward 0
 
-# play(games, seed, policies, alternate, model) -> self-play result maps (gcg, scores,
-# policies): in-process or across the worker fleet, the caller's choice.
-PlayGames = Callable[[int, int, tuple[str, ...], bool, "LeaveModel"], list[dict]]
+# play(games, seed, policies, alternate, model) -> the games' outcomes, records included:
+# in-process or across the worker fleet, the caller's choice.
+PlayGames = Callable[[int, int, tuple[str, ...], bool, "LeaveModel"], list[Outcome]]
 
 
 class LeaveModel:
@@ -181,14 +182,12 @@ def train(
     with `eval_games` measures it against the score player (seats alternating)."""
     from time import perf_counter
 
-    from .match import win_rate
-
     model = LeaveModel(rules)
     started = perf_counter()
     for iteration in range(1, iterations + 1):
         policies = ("score",) if iteration == 1 else ("equity",)
         played = play(games, seed + iteration * 100_000, policies, False, model)
-        data = [obs for g in played for obs in observations(g["gcg"], rules)]
+        data = [obs for g in played for obs in observations(g.gcg, rules)]
         model = fit(rules, data)
         say(
             f"iteration {iteration}: {len(played)} games ({policies[0]} players), "

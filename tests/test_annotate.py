@@ -325,7 +325,7 @@ def test_forked_processes_give_the_answers_of_one_thread(magpie_twl06):
         client = AnalysisClient(registry=LexiconRegistry({"twl06": str(TWL06)}), **kwargs)
         assert client.processes == (kwargs.get("processes", False) and kwargs["threads"] > 1)
         return [
-            p.annotation_of(r) if r["ok"] else r["error"]["code"]
+            p.answer(r, p.AnnotateResult).annotation if r["ok"] else r["error"]["code"]
             for r in client.analyze_many(requests)
         ]
 

@@ -280,16 +280,6 @@ def test_static_players_go_out_and_the_endgame_player_solves(twl06_solver):
     assert played.end in ("out", "scoreless") and player.solved >= 2
 
 
-def test_protocol_md_holds_the_declared_endgame_table():
-    from anchor.client import protocol as p
-
-    from .conftest import ROOT
-
-    text = (ROOT / "PROTOCOL.md").read_text()
-    assert p.declared_table(p.EndgameRequest) in text
-    assert p.declared_table(p.PreendgameRequest) in text
-
-
 def test_analysis_by_equity_ranks_an_empty_bag_by_endgame_value():
     """`analyze --rank equity` on doug_v_emely turn 26 (bag empty): going out first, worth
     21 + 2 x 7; leave values would rank it 38th."""

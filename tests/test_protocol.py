@@ -170,7 +170,7 @@ values = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(sorted(p._TOP) + ["x"]), values, max_size=6))
+@given(st.dictionaries(st.sampled_from(sorted(p.wire_keys("analyze")) + ["x"]), values, max_size=6))
 def test_fuzz_structured_requests(registry, fields):
     payload = p.pack({"v": 1, **fields})
     try:
@@ -269,7 +269,7 @@ def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
     from anchor.client.client import ServiceError
     from anchor.worker import jobs
 
-    monkeypatch.setattr(jobs, "run_request", lambda *args: {"v": 1, "ok": True, "x": object()})
+    monkeypatch.setattr(jobs, "run", lambda *args: p.Analysis([object()]))
     conn = FakeRedis()
     client = AnalysisClient(connection=conn, retries=0)
     job = client.submit(p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),)))
@@ -282,7 +282,8 @@ def test_an_unpackable_result_fails_the_job_loudly(registry, monkeypatch):
 def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
     """The result-size cap is checked with a bound instead of packing every position
     twice: the bound must never undercount, whatever the options."""
-    from anchor.worker.runner import _packed_bound
+    from anchor.worker.analysis import _packed_bound
+    from anchor.worker.runner import run
 
     if rank == "equity":
         registry.leave_paths["twl06"] = str(data_path("kwg", "TWL06.klv2"))
@@ -290,9 +291,8 @@ def test_result_size_bound_is_never_below_the_packed_size(registry, rank):
         for options in (p.Options(), p.Options(breakdown=True, exchanges=True)):
             position = p.Position(cgp=cgp, limit=None if i % 2 else 20)
             request = p.Request(lexicon="twl06", positions=(position,), options=options, rank=rank)
-            result = run_request(request, registry)
-            del result["v"]
-            assert _packed_bound(result) >= len(p.pack(result))
+            result = run(request, registry)
+            assert _packed_bound(result) >= len(p.pack(result.to_entry()))
 
 
 def test_heartbeats_between_short_jobs_are_spaced(registry, monkeypatch):
@@ -358,3 +358,51 @@ def test_sigterm_during_maintenance_stops_the_worker(registry, monkeypatch):
         worker.run_maintenance_tasks()
     monkeypatch.setattr(worker, "clean_registries", lambda: 1 / 0)
     worker.run_maintenance_tasks()  # any other failure is logged and waits for the next round
+
+
+def test_protocol_md_holds_every_declared_table():
+    """Each request kind and each result has its table in PROTOCOL.md, equal to what its
+    declaration makes; a field added to a declaration and not documented fails here."""
+    from anchor.client import protocol_doc
+
+    from .conftest import ROOT
+
+    text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
+    assert protocol_doc.marked(text) == set(protocol_doc.REQUESTS) | set(protocol_doc.RESULTS)
+    assert protocol_doc.render(text) == text, "run python -m anchor.client.protocol_doc"
+    assert "| `table_mb` | a number | 1..65,536 | nil |" in text  # a row as a reader sees it
+    assert set(p.KINDS) <= set(protocol_doc.REQUESTS) | {"batch"}
+
+
+def test_every_kind_round_trips_and_refuses_what_its_declaration_refuses():
+    """Decoding follows the declaration: each field's default, type and range, for every
+    kind (the declared bounds are the only ones, so a field the table shows as 1..50 takes
+    50 and refuses 51)."""
+    required = {"cgp": "15/15 A/B 0/0 0", "gcg": "#player1 a A\n#player2 b B\n"}
+    for kind, cls in p.KINDS.items():
+        if kind == "batch":
+            continue
+        base = {
+            "v": 1,
+            "kind": kind,
+            **{k: required[k] for k in ("cgp", "gcg") if k in cls.field_names()},
+        }
+        if kind == "analyze":
+            base["cgp"] = required["cgp"]
+        base.update({"annotate": {"leaves": "x"}, "endgame": {"parts": 1024}}.get(kind, {}))
+        decoded = p.parse_request(base)
+        assert p.parse_request(decoded.encode()) == decoded, kind
+        for name, spec, _ in cls.wire_fields():
+            if spec.low is None or str in spec.types or list in spec.types:
+                continue
+            edges = [(spec.low, True), (spec.low - 1, False)]
+            if spec.high is not None:
+                edges += [(spec.high, True), (spec.high + 1, False)]
+            for value, ok in edges:
+                value = value if float in spec.types else int(value)
+                fields = {**base, name: value}
+                try:
+                    p.parse_request(fields)
+                    assert ok, (kind, name, value)
+                except p.ProtocolError as exc:
+                    assert not ok and exc.code == p.BAD_VALUE, (kind, name, value, exc.message)

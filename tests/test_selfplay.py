@@ -145,13 +145,13 @@ def test_twl06_selfplay_with_a_lexicon_path(capsys):
 
 
 def test_win_rate_counts_draws_half_and_gives_the_wilson_interval():
-    from anchor.engine.match import WinRate, wilson, win_rate
+    from anchor.engine.match import Outcome, WinRate, wilson, win_rate
 
     games = [
-        {"scores": [400, 350], "policies": ["equity", "score"]},
-        {"scores": [300, 300], "policies": ["score", "equity"]},
-        {"scores": [200, 380], "policies": ["equity", "score"]},
-        {"scores": [310, 290], "policies": ["score", "score"]},  # equity not seated: skipped
+        Outcome((400, 350), ("equity", "score")),
+        Outcome((300, 300), ("score", "equity")),
+        Outcome((200, 380), ("equity", "score")),
+        Outcome((310, 290), ("score", "score")),  # equity not seated: skipped
     ]
     result = win_rate(games, "equity")
     assert (result.wins, result.games) == (1.5, 3) and result.rate == 0.5
@@ -164,6 +164,7 @@ def test_win_rate_counts_draws_half_and_gives_the_wilson_interval():
 
 def test_the_training_loop_fits_what_the_games_show(russian):
     from anchor.engine import Lexicon, Solver
+    from anchor.engine.match import Outcome
     from anchor.engine.selfplay import EquityPlayer, Greedy, play_game
     from anchor.engine.training import LeaveModel, train
 
@@ -183,7 +184,7 @@ def test_the_training_loop_fits_what_the_games_show(russian):
                 solver, seed + i, policies=[EquityPlayer(model) if p == "equity" else Greedy()
                                             for p in seated], check=False,
             )  # fmt: skip
-            out.append({"gcg": game.to_gcg(), "scores": game.scores, "policies": seated})
+            out.append(Outcome(tuple(game.scores), tuple(seated), game.to_gcg()))
         return out
 
     said = []

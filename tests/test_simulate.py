@@ -302,12 +302,12 @@ def test_annotate_with_simulation_through_the_protocol():
     registry = LexiconRegistry({"twl06": str(TWL06)}, search=True)
     result = AnalysisClient(registry=registry).analyze(request)
     assert result["ok"], result
-    turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
+    turns = [t for t in p.answer(result, p.AnnotateResult).annotation["turns"] if "sim" in t]
     assert turns and all(t["sim"][t["sim_rank"] - 1][0] == t["played"] for t in turns)
     by_win = replace(request, sim_rank_by="win", sim_iterations=8, sim_candidates=4)
     assert p.decode_request(p.encode_request(by_win)) == by_win
     result = AnalysisClient(registry=registry).analyze(by_win)
-    turns = [t for t in p.annotation_of(result)["turns"] if "sim" in t]
+    turns = [t for t in p.answer(result, p.AnnotateResult).annotation["turns"] if "sim" in t]
     for t in turns:  # notation, mean, stdev, iterations, dropped, win rate (rounded)
         rows = t["sim"]
         assert [row[4] for row in rows] == sorted(row[4] for row in rows)
@@ -363,9 +363,10 @@ def test_self_play_with_a_simulating_seat(capsys):
     client = AnalysisClient(registry=registry)
     first, again = client.analyze(request), client.analyze(request)
     assert first["ok"]
-    same = [(g["gcg"], g["scores"]) for g in p.games_of(first)]
-    assert same == [(g["gcg"], g["scores"]) for g in p.games_of(again)]  # times aside
-    assert [g["policies"] for g in p.games_of(first)] == [["equity", "sim"], ["sim", "equity"]]
+    first, again = p.answer(first, p.SelfPlayResult), p.answer(again, p.SelfPlayResult)
+    same = [(g.gcg, g.scores) for g in first.games]
+    assert same == [(g.gcg, g.scores) for g in again.games]  # times aside
+    assert [g.policies for g in first.games] == [["equity", "sim"], ["sim", "equity"]]
     from anchor.client.cli import main
 
     argv = ["selfplay", "--lexicon", str(TWL06), "--leaves", str(KLV2), "--games", "2",
@@ -416,7 +417,10 @@ FIELD_VALUES = st.one_of(
 @given(
     st.sampled_from(["simulate", "annotate", "selfplay"]),
     st.dictionaries(
-        st.sampled_from(sorted(p._SIMULATE | p._ANNOTATE | p._SELFPLAY) + ["x"]),
+        st.sampled_from(
+            sorted(p.wire_keys("simulate") | p.wire_keys("annotate") | p.wire_keys("selfplay"))
+            + ["x"]
+        ),
         FIELD_VALUES,
         max_size=7,
     ),

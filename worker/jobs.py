@@ -14,7 +14,7 @@ from anchor.client import protocol as p
 from anchor.client.serializer import Packed
 
 from .metrics import Metrics
-from .runner import Deadline, LexiconRegistry, run_request
+from .runner import Deadline, LexiconRegistry, run
 
 log = logging.getLogger("anchor.jobs")
 
@@ -43,7 +43,7 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     metrics = context.metrics
     try:
         request = p.decode_request(payload, limits)
-        result = run_request(request, context.registry, limits, Deadline(context.seconds))
+        result = run(request, context.registry, limits, Deadline(context.seconds))
     except p.ProtocolError as exc:
         metrics.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})
@@ -59,7 +59,8 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
         log.exception("analysis failed")
         metrics.inc("anchor_jobs_failed_total")
         return _error(p.INTERNAL, "the engine failed on this request; it has been logged")
-    packed = Packed(p.pack(result))  # a TypeError here fails the job loudly
+    packed = Packed(p.pack(result.to_wire((time.perf_counter() - started) * 1e6)))
+    # (a TypeError there fails the job loudly)
     if limits.result_bytes is not None and len(packed) > limits.result_bytes:
         metrics.inc("anchor_jobs_invalid_total")
         return _error(
@@ -79,13 +80,15 @@ def _error(code: str, message: str) -> Packed:
     return Packed(p.pack(p.error_result(code, message)))
 
 
-def _work_done(result: dict) -> tuple[int, int]:
+def _work_done(result: p.Result) -> tuple[int, int]:
     """(positions analysed, plays generated) by a request, whichever kind it was."""
-    if "annotation" in result:
-        turns = result["annotation"]["turns"]
-        analysed = [t for t in turns if t.get("analysed")]
+    if isinstance(result, p.AnnotateResult):
+        analysed = result.analysed_turns()
         return len(analysed), sum(t["total_plays"] for t in analysed)
-    if "games" in result:
-        return sum(g["turns"] for g in result["games"]), sum(g["plays"] for g in result["games"])
-    singles = result["results"] if "results" in result else [result]
-    return len(singles), sum(r.get("total", len(r.get("moves", ()))) for r in singles)
+    if isinstance(result, p.SelfPlayResult):
+        return sum(g.turns for g in result.games), sum(g.plays for g in result.games)
+    if isinstance(result, p.Batch | p.Analysis):
+        singles = result.results if isinstance(result, p.Batch) else (result,)
+        done = [r for r in singles if isinstance(r, p.Analysis)]
+        return len(singles), sum(len(r.moves) if r.total is None else r.total for r in done)
+    return 1, 0  # a simulation's or an endgame's work is not counted in plays

@@ -1,0 +1,454 @@
+"""The `anchor` commands that work on one position or one lexicon: demo, analyze (and
+its simulation), show, score, build-lexicon and lexicon. Each takes the parsed arguments
+and returns the exit status; errors are AnchorError, which `cli.main` prints."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from anchor.dictionaries import lexica
+from anchor.dictionaries.lexica import open_lexicon
+from anchor.dictionaries.recipes import RECIPES
+from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
+
+from . import endgame, protocol
+from .arguments import output_file, service_url, threads_for
+from .client import AnalysisClient, ServiceError
+
+# Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
+DEMO_CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
+DEMO_PLAY = "10B DONATES"
+
+
+def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
+    if args.cgp:
+        position = parse_cgp(rules, args.cgp) if len(args.cgp.split()) >= 4 else None
+        board = position.board if position else Board.from_cgp(rules, args.cgp)
+        rack = args.rack if args.rack is not None else (position.racks[0] if position else None)
+    elif args.board:
+        board = Board.from_rows(rules, _read_text(args.board, "board file"))
+        rack = args.rack
+    else:
+        board, rack = Board.empty(rules), args.rack
+    return board, rack
+
+
+def cmd_demo(args) -> int:
+    rules = Ruleset.load("english")
+    lexicon = open_lexicon(args.lexicon, rules)
+    solver = Solver(lexicon, rules)
+    position = parse_cgp(rules, DEMO_CGP)
+    rack = position.racks[0]
+    print(f"Anchor demo — {rules.title}, lexicon {lexicon.path} ({len(lexicon)} words)\n")
+    print(position.board.render())
+    print(f"\nRack: {rack}    Play: {DEMO_PLAY}\n")
+    started = time.perf_counter()
+    check = solver.validate_play(position.board, DEMO_PLAY, rack=rack)
+    elapsed = (time.perf_counter() - started) * 1e6
+    print(check.score.describe())
+    print(
+        f"\nvalid: {'yes' if check.ok else 'no: ' + '; '.join(check.errors)}"
+        f"   (validated and scored in {elapsed:.0f} µs)"
+    )
+    started = time.perf_counter()
+    moves = solver.generate_moves(position.board, rack)
+    elapsed = (time.perf_counter() - started) * 1e6
+    print(f"\nAll {len(moves)} legal plays for {rack}, found and ranked in {elapsed:.0f} µs. Best:")
+    for rank, m in enumerate(moves[:5], 1):
+        print(f"{rank:>3}. {m.notation:<22} {m.score:>4}")
+    return 0 if check.ok else 1
+
+
+def cmd_analyze(args) -> int:
+    """Ranked plays for one position, in-process or through the queue (same output)."""
+    rules = Ruleset.load(args.ruleset)
+    if args.sim:
+        return _simulate(args)
+    if args.rack is not None and not args.rack.strip():
+        raise AnchorError("the rack is empty: give the tiles with --rack, e.g. --rack AEINRS?")
+    if args.rack is None and args.cgp and len(args.cgp.split()) < 2:
+        raise AnchorError("no rack: give --rack, or a full CGP whose first rack is the player's")
+    if args.cgp:
+        position = protocol.Position(cgp=args.cgp, rack=args.rack, mode=args.mode, limit=args.top)
+    else:
+        rows = (
+            _read_text(args.board, "board file").split()
+            if args.board
+            else ["." * rules.cols] * rules.rows
+        )
+        if args.rack is None:
+            raise AnchorError(
+                "no rack: give --rack, or a full CGP whose first rack is the player's"
+            )
+        position = protocol.Position(
+            rows=tuple(rows), rack=args.rack, mode=args.mode, limit=args.top
+        )
+    rank = args.rank or ("equity" if args.leaves else "score")
+    if rank == "score" and args.leaves:
+        raise AnchorError("--leaves gives leave values for --rank equity, not --rank score")
+    redis_url = service_url(args)
+    if redis_url and args.leaves and ("/" in args.leaves or os.sep in args.leaves):
+        raise AnchorError(
+            f"through the queue, leave values are named, not read from a file here: "
+            f"give the name a worker serves (e.g. --leaves {Path(args.leaves).stem})"
+        )
+    request = protocol.Request(
+        ruleset=args.ruleset,
+        lexicon=args.lexicon,
+        positions=(position,),
+        options=protocol.Options(exchanges=args.exchanges),
+        rank=rank,
+        leaves=args.leaves,
+    )
+    client = AnalysisClient(redis_url, queue=args.queue, lane=args.lane)
+    started = time.perf_counter()
+    try:
+        result = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    found = protocol.answer(result, protocol.Analysis)
+    moves = found.move_dicts()
+    if args.json:
+        print(json.dumps(moves, ensure_ascii=False))
+        return 0
+    if args.show_board and args.cgp:
+        print(Board.from_cgp(rules, args.cgp).render() + "\n")
+    rack = args.rack if args.rack is not None else args.cgp.split()[1].split("/")[0]
+    total = found.total
+    if total is None:
+        listed = f"the top {len(moves)} plays"
+    else:
+        listed = f"top {len(moves)} of {total} plays" if len(moves) < total else f"{total} plays"
+    on = "" if args.cgp or args.board else " on an empty board"
+    timing = _timing(found.timings.generate_us, elapsed, redis_url)
+    print(f"Rack {rack}{on}: {listed} ({timing})")
+    width = max((len(m["notation"]) for m in moves), default=0)
+    by_equity = any("equity" in m for m in moves)
+    if by_equity:
+        print(f"{'':>7}{'play':<{width}}  {'score':>5}  {'equity':>8}")
+    for rank, m in enumerate(moves, 1):
+        equity = f"  {m['equity']:>8.2f}" if "equity" in m else ""
+        print(f"{rank:>5}. {m['notation']:<{width}}  {m['score']:>{5 if by_equity else 4}}{equity}")
+    return 0
+
+
+def _timing(generate: float | None, elapsed: float, redis_url: str | None) -> str:
+    """Where the time went: generating the plays, and the whole call (opening the
+    lexicon in-process, or the queue's round trip)."""
+    where = "via Redis" if redis_url else "in-process"
+    if generate is None:
+        return f"{elapsed * 1e3:.2f} ms, {where}"
+    extra = "the queue's round trip" if redis_url else "opening the lexicon"
+    return f"generated in {generate:,.0f} µs; {elapsed * 1e3:.2f} ms {where} with {extra}"
+
+
+def _simulate(args) -> int:
+    """anchor analyze --sim: the top plays by equity, ranked by simulation."""
+    from anchor.engine.simulate import Simulation
+
+    from .simulation import SimulationJob, simulate
+
+    if not args.cgp or len(args.cgp.split()) < 2:
+        raise AnchorError("--sim needs a full CGP (--cgp 'BOARD RACK/ SCORES ZEROS')")
+    if not 0 <= args.confidence < 1:
+        raise AnchorError(f"--confidence must be in [0, 1), not {args.confidence}")
+    redis_url = service_url(args)
+    threads = threads_for(args, redis_url)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=300, threads=threads
+    )
+    per_job = args.per_job if threads == 1 else min(args.per_job, -(-100 // threads))
+    settings = Simulation(
+        candidates=args.candidates,
+        plies=args.plies,
+        iterations=args.iterations,
+        seed=args.seed,
+        confidence=args.confidence or None,
+        rank=args.sim_rank_by,
+    )
+    job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
+    started = time.perf_counter()
+    try:
+        stats = simulate(client, job, settings, per_job, max(args.timeout, 600), progress=True)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    if args.json:  # the statistics of every candidate, best first
+        print(json.dumps([dataclasses.asdict(s) for s in stats], ensure_ascii=False))
+        return 0
+    done = sum(s.iterations for s in stats)
+    where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
+    order = "by chance of winning" if args.sim_rank_by == "win" else "by mean spread"
+    print(
+        f"{len(stats)} candidates {order}, {args.plies} plies, {done:,} playouts in "
+        f"{elapsed:.2f} s ({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
+    )
+    width = max((len(s.notation) for s in stats), default=0)
+    print(f"{'':>5}  {'play':<{width}}  score  equity   sim mean  ± s.e.   win%  iterations")
+    for rank, s in enumerate(stats, 1):
+        se = s.stdev / s.iterations**0.5 if s.iterations else 0.0
+        mark = "  (dropped)" if s.pruned else ""
+        print(
+            f"{rank:>4}.  {s.notation:<{width}}  {s.score:>5}  {s.equity:>6.1f}  {s.mean:>9.2f}"
+            f"  {se:>6.2f}  {100 * s.win_rate:>5.1f}  {s.iterations:>10}{mark}"
+        )
+    return 0
+
+
+def cmd_show(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    board, rack = _board_and_rack(rules, args)
+    print(board.render())
+    if rack is not None:
+        print(f"\nRack: {rack}")
+    return 0
+
+
+def cmd_score(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    board, rack = _board_and_rack(rules, args)
+    lexicon = None if args.no_lexicon else open_lexicon(args.lexicon, rules)
+    if lexicon is None:
+        from anchor.engine import score_play, validate_play
+
+        result = validate_play(board, args.play, None, rack)
+        score = result.score if result.score else score_play(board, args.play)
+    else:
+        result = Solver(lexicon, rules).validate_play(board, args.play, rack=rack)
+        score = result.score
+    if args.json:
+        out = {
+            "play": result.play.notation if result.play else args.play,
+            "ok": result.ok,
+            "errors": list(result.errors),
+            "score": score.total if score else None,
+            "bingo": score.bingo if score else 0,
+            "words": [
+                {"word": w.word, "coordinate": w.coordinate, "score": w.score, "main": w.main}
+                for w in (score.words if score else ())
+            ],
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        if score:
+            print(score.describe())
+        print("valid" if result.ok else "invalid:\n  " + "\n  ".join(result.errors))
+    return 0 if result.ok else 1
+
+
+def cmd_build_lexicon(args) -> int:
+    rules = Ruleset.load(args.ruleset)
+    output_file(args.out, "lexicon (.kwg)")  # before reading and building, not after
+    started = time.perf_counter()
+    path = Path(args.words)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnchorError(
+            f"{path} is not UTF-8 text (byte {exc.start}): convert it first"
+        ) from None
+    except OSError as exc:
+        raise AnchorError(f"cannot read {path}: {exc.strerror}") from None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lexicon = Lexicon.build(text.splitlines(), rules)
+    report = lexicon.report
+    if report.kept == 0:
+        detail = f"{report.rejected} rejected" if report.rejected else "the file holds no words"
+        raise AnchorError(
+            f"{path}: no word fits the {rules.name} alphabet ({detail}); nothing written. "
+            f"Is --ruleset right?"
+        )
+    lexicon.save(args.out)
+    elapsed = time.perf_counter() - started
+    for position, word, reason in report.examples:
+        print(f"{path}:{position}: rejected {word!r}: {reason}", file=sys.stderr)
+    if report.rejected > len(report.examples):
+        print(f"... and {report.rejected - len(report.examples)} more rejected", file=sys.stderr)
+    print(
+        f"{args.out}: {report.kept} words kept, {report.rejected} rejected, "
+        f"{report.duplicates} duplicates, {report.nodes} nodes, {report.bytes} bytes, "
+        f"{elapsed:.2f} s"
+    )
+    return 0
+
+
+def cmd_lexicon(args) -> int:
+    """Install, list, verify or locate lexica (anchor.dictionaries)."""
+    folder = Path(args.dir) if args.dir else None
+    if args.action == "install":
+        lexica.install(args.names, folder, force=args.force, say=_say)
+        return 0
+    dirs = None
+    if folder is not None:
+        if not folder.is_dir():
+            raise AnchorError(f"--dir {args.dir} is not a folder")
+        dirs = [folder]
+    if args.action == "path":
+        for name in args.names or ["english"]:
+            print(lexica.lexicon_path(name, dirs).resolve())
+        return 0
+    found = {item.name: item for item in lexica.installed(dirs)}
+    if args.action == "verify":
+        names = args.names or sorted(found)
+        if not names:
+            where = f"in {args.dir}" if dirs else "anywhere"
+            raise AnchorError(f"no lexicon is installed {where}: run `anchor lexicon install`")
+        bad = 0
+        for name in names:
+            path = lexica.lexicon_path(name, dirs)
+            recipe = RECIPES.get(path.stem)
+            problems = lexica.verify(path, recipe.kwg_sha256 if recipe else None)
+            bad += bool(problems)
+            print(f"{name}: " + ("ok" if not problems else "; ".join(problems)) + f"  ({path})")
+        return 1 if bad else 0
+    rows = [("name", "ruleset", "words", "where", "source")]
+    for name, recipe in RECIPES.items():
+        item = found.pop(name, None)
+        where = (
+            str(item.path) if item else "not installed" + ("" if recipe.default else " (opt-in)")
+        )
+        rows.append((name, recipe.ruleset, f"{recipe.expected_words:,}", where, recipe.source))
+    for name, item in sorted(found.items()):
+        info = item.info
+        rows.append(
+            (
+                name,
+                info.ruleset if info else "?",
+                f"{info.words:,}" if info else "?",
+                str(item.path),
+                (info.source or "built locally") if info else "no sidecar",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True))
+            + "  "
+            + row[4]
+        )
+    print(f"\ninstall folder: {lexica.install_dir()} (set ANCHOR_LEXICON_DIR to change it)")
+    return 0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise AnchorError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise AnchorError(f"{what} {path} is not UTF-8 text") from None
+
+
+def cmd_endgame(args) -> int:
+    """Solve the endgame of a CGP (both racks in it, the player to move first), in-process
+    or over the workers; the best play, the value and the line both sides play."""
+    rules = Ruleset.load(args.ruleset)
+    position = parse_cgp(rules, args.cgp)
+    racks = [*position.racks, "", ""]
+    rack = args.rack if args.rack is not None else racks[0]
+    other = args.opponent if args.opponent is not None else racks[1]
+    if not rack or not other:
+        raise AnchorError(
+            "an endgame needs both racks: a CGP with 'RACK/OPPONENT' (the player to move "
+            "first), or --rack and --opponent"
+        )
+    request = protocol.EndgameRequest(
+        cgp=args.cgp,
+        ruleset=args.ruleset,
+        lexicon=args.lexicon,
+        rack=rack,
+        opponent=other,
+        plies=args.plies,
+        seconds=args.budget,
+        table_mb=args.table_mb,
+        scoreless=args.scoreless if args.scoreless is not None else position.zero_turns,
+    )
+    redis_url = service_url(args)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
+    started = time.perf_counter()
+    try:
+        result = endgame.solve(client, request, parts=args.parts, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(result.to_entry(), ensure_ascii=False))
+        return 0
+    if args.show_board:
+        print(position.board.render() + "\n")
+    state = (
+        f"solved ({result.depth} plies searched)"
+        if result.exact
+        else f"not proven: the deepest search completed was {result.depth} plies"
+    )
+    where = (
+        f"over {args.parts} jobs"
+        if args.parts > 1
+        else ("in-process" if not redis_url else "by a worker")
+    )
+    print(f"Endgame, bag empty: {rack} to move against {other} ({rules.title})")
+    print(
+        f"value {result.value:+d} for {rack}: {state}; {result.nodes:,} positions, "
+        f"{elapsed:.2f} s {where}"
+    )
+    width = max((len(n) for n, _ in result.moves), default=0)
+    for i, (notation, score) in enumerate(result.moves, 1):
+        who = rack if i % 2 else other
+        play = "pass" if notation == "-" else notation
+        print(f"{i:>4}. {who:<8} {play:<{width}}  {score:>4}")
+    return 0
+
+
+def cmd_preendgame(args) -> int:
+    """One tile in the bag: the top plays, each valued by solving the endgame after every
+    possible draw, in-process or by a worker."""
+    Ruleset.load(args.ruleset)
+    request = protocol.PreendgameRequest(
+        cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, rack=args.rack,
+        candidates=args.candidates, seconds=args.budget,
+    )  # fmt: skip
+    redis_url = service_url(args)
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
+    started = time.perf_counter()
+    try:
+        raw = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    result = protocol.answer(raw, protocol.PreendgameResult)
+    if args.json:
+        print(json.dumps(raw, ensure_ascii=False))
+        return 0
+    elapsed = time.perf_counter() - started
+    state = "every endgame solved" if result.exact else "some endgames not proven in the time given"
+    print(
+        f"Pre-endgame, one tile in the bag; unseen {result.unseen}: {len(result.plays)} plays, "
+        f"{state}; {result.nodes:,} positions, {elapsed:.2f} s"
+    )
+    if not result.plays:
+        print("no play for this rack: it can only pass (the bag's tile stays for the opponent)")
+        return 0
+    width = max((len(pl[0]) for pl in result.plays), default=4)
+    print(f"{'':>6}{'play':<{width}}  {'score':>5}  {'mean':>7}  {'win %':>6}  draws (tile: value)")
+    for i, (notation, score, mean, win, draws) in enumerate(result.plays, 1):
+        detail = " ".join(f"{t}{'x' + str(n) if n > 1 else ''}:{v:+d}" for t, n, v in draws)
+        print(
+            f"{i:>4}. {notation:<{width}}  {score:>5}  {mean:>+7.2f}  {100 * win:>5.1f}%  {detail}"
+        )
+    return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
+MAGPIE_BUILD = ROOT.parent / "shared" / "peers" / "magpie" / "build.sh"
 sys.path.insert(0, str(ROOT))
 
 
@@ -53,3 +55,18 @@ def median_time(fn: Callable[[], object], runs: int = 5, inner: int = 1) -> floa
             fn()
         samples.append((time.perf_counter() - start) / inner)
     return statistics.median(samples)
+
+
+def magpie_folder() -> tuple[Path | None, str]:
+    """MAGPIE built for this machine (../shared/peers/magpie/build.sh: cached after the
+    first build, with its harness and the TWL06 word map), or None and why not."""
+    if not MAGPIE_BUILD.exists():
+        return None, f"absent ({MAGPIE_BUILD})"
+    try:
+        done = subprocess.run([str(MAGPIE_BUILD)], capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"build failed: {exc}"
+    folder = Path(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    if done.returncode or not folder or not (folder / "bin" / "magpie").exists():
+        return None, f"build failed: {done.stderr.strip()[-200:]}"
+    return folder, str(folder)

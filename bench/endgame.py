@@ -21,12 +21,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from common import DATA, ROOT, header
+from common import DATA, header, magpie_folder
 
 from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.notation import format_rack
-
-MAGPIE_BUILD = ROOT.parent / "shared" / "peers" / "magpie" / "build.sh"
 
 
 def macondo_endgames(rules: Ruleset) -> list[tuple[str, str]]:
@@ -94,19 +92,6 @@ def selfplay_endgames(solver: Solver, games: int) -> list[tuple[str, str]]:
             )
         )
     return out
-
-
-def magpie_folder() -> tuple[Path | None, str]:
-    if not MAGPIE_BUILD.exists():
-        return None, f"absent ({MAGPIE_BUILD})"
-    try:
-        done = subprocess.run([str(MAGPIE_BUILD)], capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"build failed: {exc}"
-    folder = Path(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
-    if done.returncode or not folder or not (folder / "bin" / "magpie").exists():
-        return None, f"build failed: {done.stderr.strip()[-200:]}"
-    return folder, str(folder)
 
 
 def magpie_endgame(

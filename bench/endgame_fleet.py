@@ -58,7 +58,7 @@ def main() -> None:
                 got = endgame.solve(client, request, parts=count if count > 1 else 1, timeout=600)
                 times[count][name] = time.perf_counter() - started
                 one = answers[name]
-                assert (got["value"], got["moves"]) == (one["value"], one["moves"]), name
+                assert (got.value, got.moves) == (one["value"], one["moves"]), name
     for name, cgp, seconds in chosen:
         racks = cgp.split()[1]
         one, two = times[1][name], times[2][name]

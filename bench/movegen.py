@@ -2,19 +2,24 @@
 
 For each position: median time of all plays ranked, of the top 10 and of the best play
 only (through the Python API, Move objects not read), by score; the same by equity with
-MAGPIE's leaves; and, in the same run, MAGPIE's own generator (../shared/peers/magpie,
-all plays sorted and best only, by equity; the fastest of three runs of its harness) when
-its harness is there and runs here.
+MAGPIE's leaves; and, interleaved with them in the same run, MAGPIE's own generator
+(../shared/peers/magpie/build.sh's folder: its harness, all plays sorted and best only, by
+equity) with its word map (`-wmp true`, its default) and without. Each round runs
+everything once; a figure is the median of its rounds; ratios are Anchor / MAGPIE with
+its word map, by equity (time: below 1 is faster).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
+import statistics
 import subprocess
 from functools import partial
+from pathlib import Path
 
-from common import DATA, ROOT, header, median_time
+from common import DATA, header, magpie_folder, median_time
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
@@ -28,60 +33,32 @@ NAMES = [
     "VS_FRENTZ",
     "MANY_MOVES (2 blanks)",
 ]
-MAGPIE = ROOT.parent / "shared" / "peers" / "magpie"
+COLUMNS = ("all", "top 10", "best", "eq. all", "eq. best")
+THEIRS = ("MAGPIE all", "MAGPIE best", "no-WMP all", "no-WMP best")
 
 
-def magpie(mode: str, lines: list[str], runs: int) -> tuple[list[float] | None, str]:
-    """MAGPIE's median generation time per position (seconds), or None and why not."""
-    harness = MAGPIE / "bench_movegen"
-    if not harness.exists():
-        return None, f"MAGPIE harness absent ({harness})"
-    try:
-        done = subprocess.run(
-            [str(harness), "TWL06", "0", mode, str(runs), *lines],
-            cwd=MAGPIE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"MAGPIE harness failed to run: {exc}"
-    if done.returncode != 0:
-        why = (
-            "illegal instruction: built for a CPU this one is not"
-            if done.returncode
-            in (
-                -4,
-                132,
-            )
-            else f"exit {done.returncode}: {done.stderr.strip()[:200]}"
-        )
-        return None, f"MAGPIE harness cannot run here ({why})"
+def magpie(folder: Path, wmp: bool, mode: str, lines: list[str], runs: int) -> list[float]:
+    """MAGPIE's median generation time per position (seconds): its harness, `runs` calls
+    a position; with mode "all" its sort of the plays by equity is added."""
+    done = subprocess.run(
+        [str(folder / "bench_movegen"), "TWL06", "1" if wmp else "0", mode, str(runs), *lines],
+        cwd=folder, capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
     times = [float(m) / 1e6 for m in re.findall(r"gen_median_us=([0-9.]+)", done.stdout)]
     if mode == "all":
         sorts = [float(m) / 1e6 for m in re.findall(r"sort_median_us=([0-9.]+)", done.stdout)]
         times = [g + s for g, s in zip(times, sorts, strict=True)]
     if len(times) != len(lines):
-        return None, "MAGPIE harness printed an unexpected report"
-    return times, "MAGPIE: ../shared/peers/magpie/bench_movegen, 0 = KWG movegen"
-
-
-def fastest(run, mode: str, lines: list[str], reps: int, times: int = 3):
-    """The fastest of `times` runs of MAGPIE's harness, per position: one run's medians
-    were bimodal on a shared VM (the same binary and position at 26 or 47 µs, a whole
-    process at a time), and the faster mode is the engine's speed."""
-    runs = [run(mode, lines, reps) for _ in range(times)]
-    found = [t for t, _ in runs if t is not None]
-    if not found:
-        return runs[0]
-    return [min(column) for column in zip(*found, strict=True)], runs[0][1]
+        raise RuntimeError(f"MAGPIE's harness printed an unexpected report: {done.stdout[-300:]}")
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--runs", type=int, default=200, help="runs per position (fewer for big ones)"
+        "--runs", type=int, default=200, help="calls a position a round (fewer for big ones)"
     )
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
     args = parser.parse_args()
     header("movegen: bench/positions.cgp, lexicon TWL06.kwg (MAGPIE's file)")
     rules = Ruleset.load("english")
@@ -90,32 +67,42 @@ def main() -> None:
     text = (DATA / "bench" / "positions.cgp").read_text().splitlines()
     lines = [ln for ln in text if ln.strip() and not ln.startswith("#")]
     positions = [parse_cgp(rules, ln) for ln in lines]
-    magpie_all, note = fastest(magpie, "all", lines, 51)
-    magpie_best, _ = fastest(magpie, "best", lines, 51)
-    print(f"# {note}")
-    print(
-        f"{'position':<24}{'plays':>8}{'all':>10}{'top 10':>10}{'best':>10}"
-        f"{'eq. all':>10}{'eq. best':>10}{'MAGPIE all':>12}{'MAGPIE best':>13}"
-    )
+    folder, why = magpie_folder()
+    print(f"# MAGPIE: {why}; {args.rounds} interleaved rounds, medians")
+    ours: dict[tuple[int, str], list[float]] = {}
+    theirs: dict[tuple[int, str], list[float]] = {}
+    for _ in range(args.rounds):
+        for i, (name, pos) in enumerate(zip(NAMES, positions, strict=True)):
+            rack, board = pos.racks[0], pos.board
+            runs = max(5, args.runs // 20) if "2 blanks" in name else args.runs
+            gen = partial(solver.generate_moves, board, rack)
+            by_equity = partial(gen, rank="equity", leaves=leaves)
+            calls = (gen, partial(gen, limit=10), partial(gen, limit=1), by_equity,
+                     partial(by_equity, limit=1))  # fmt: skip
+            for column, call in zip(COLUMNS, calls, strict=True):
+                ours.setdefault((i, column), []).append(median_time(call, runs))
+        if folder is not None:
+            for column, wmp, mode in zip(THEIRS, (1, 1, 0, 0), ("all", "best") * 2, strict=True):
+                for i, t in enumerate(magpie(folder, bool(wmp), mode, lines, 51)):
+                    theirs.setdefault((i, column), []).append(t)
+    print(f"{'position':<24}{'plays':>8}" + "".join(f"{c:>10}" for c in COLUMNS)
+          + "".join(f"{c:>13}" for c in THEIRS) + f"{'eq.all/M':>10}{'eq.best/M':>10}")  # fmt: skip
+    ratios: dict[str, list[float]] = {"all": [], "best": []}
     for i, (name, pos) in enumerate(zip(NAMES, positions, strict=True)):
-        rack, board = pos.racks[0], pos.board
-        runs = max(5, args.runs // 20) if "2 blanks" in name else args.runs
-        plays = len(solver.generate_moves(board, rack))
-        gen = partial(solver.generate_moves, board, rack)
-        by_equity = partial(gen, rank="equity", leaves=leaves)
-        cells = [
-            median_time(gen, runs),
-            median_time(partial(gen, limit=10), runs),
-            median_time(partial(gen, limit=1), runs),
-            median_time(by_equity, runs),
-            median_time(partial(by_equity, limit=1), runs),
-        ]
-        theirs = [t[i] if t else None for t in (magpie_all, magpie_best)]
-        print(
-            f"{name:<24}{plays:>8}"
-            + "".join(f"{fmt(t):>10}" for t in cells)
-            + f"{fmt(theirs[0]):>12}{fmt(theirs[1]):>13}"
-        )
+        plays = len(solver.generate_moves(pos.board, pos.racks[0]))
+        mine = [statistics.median(ours[i, c]) for c in COLUMNS]
+        them = [statistics.median(theirs[i, c]) if theirs else None for c in THEIRS]
+        cells = "".join(f"{fmt(t):>10}" for t in mine) + "".join(f"{fmt(t):>13}" for t in them)
+        if them[0] is not None:
+            ratios["all"].append(mine[3] / them[0])
+            ratios["best"].append(mine[4] / them[1])
+            cells += f"{ratios['all'][-1]:>10.2f}{ratios['best'][-1]:>10.2f}"
+        print(f"{name:<24}{plays:>8}" + cells)
+    if ratios["all"]:
+        for what, values in ratios.items():
+            geo = math.exp(statistics.fmean(math.log(r) for r in values))
+            print(f"# Anchor / MAGPIE (word map), {what} by equity: geometric mean {geo:.2f}, "
+                  f"highest {max(values):.2f}")  # fmt: skip
 
 
 def fmt(seconds: float | None) -> str:

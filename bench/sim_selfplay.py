@@ -16,7 +16,7 @@ from common import DATA, header
 
 from anchor.engine import Lexicon, Ruleset, Solver
 from anchor.engine.leaves import Leaves
-from anchor.engine.match import win_rate
+from anchor.engine.match import Outcome, win_rate
 from anchor.engine.selfplay import EquityPlayer, play_game
 from anchor.engine.simulate import SimPlayer, Simulation
 
@@ -45,7 +45,7 @@ def main() -> None:
         seats = ["sim", "equity"] if seed % 2 else ["equity", "sim"]
         policies = [sim if s == "sim" else EquityPlayer(leaves) for s in seats]
         game = play_game(solver, seed, policies=policies, check=False)
-        results.append({"scores": game.scores, "policies": seats})
+        results.append(Outcome(tuple(game.scores), tuple(seats)))
         mine = game.scores[seats.index("sim")]
         spreads.append(mine - game.scores[seats.index("equity")])
         print(f"game {seed}: {dict(zip(seats, game.scores, strict=True))}", flush=True)

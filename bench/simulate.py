@@ -1,25 +1,24 @@
-"""Simulation benchmark: playouts and iterations per second per core in-process, and the
-same simulation through 1 and 2 workers (the speed-up of spreading it over the fleet).
+"""Simulation benchmark: playouts per second per core in-process, beside MAGPIE's
+`gsimulate` with its word map (its default) in the same run, and the same simulation
+through 1 and 2 workers with the CLI's defaults (the speed-up of spreading it over the
+fleet).
 
 An iteration plays every candidate once (15 candidates, 2 plies, TWL06 and its leaves:
-MAGPIE's setting). MAGPIE's own simulation, in the same run, is the goal to compare with:
-its `gsimulate` with a random opponent rack, no inference, no early stop, one thread.
-MAGPIE refuses to simulate without a win-percentage table, which its bundle here lacks; the
-bench writes a made-up logistic one in a scratch folder (it changes the win % MAGPIE
-reports, not the work of a playout, since every play gets the same iterations).
+MAGPIE's setting); MAGPIE: a random opponent rack, no inference, no early stop, one
+thread, from the folder ../shared/peers/magpie/build.sh prints. Rounds interleave the two
+engines; each figure is the median of its rounds.
 """
 
 from __future__ import annotations
 
-import math
+import argparse
 import re
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from common import DATA, header
+from common import DATA, header, magpie_folder
 from service import fleet
 
 from anchor.client.client import AnalysisClient
@@ -31,7 +30,6 @@ from anchor.worker.runner import LexiconRegistry
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 KLV2 = DATA / "kwg" / "TWL06.klv2"
-MAGPIE = Path(__file__).resolve().parents[2] / "shared" / "peers" / "magpie" / "bin" / "magpie"
 BENCH = [
     ln
     for ln in (DATA / "bench" / "positions.cgp").read_text().splitlines()
@@ -39,92 +37,92 @@ BENCH = [
 ]
 
 
+def magpie_rate(folder: Path, cgp: str, iterations: int, wmp: bool = True) -> float:
+    """MAGPIE's playouts per second on one position (Iters / Time of one gsimulate)."""
+    script = (
+        f"set -mode sync -savesettings false -lex TWL06 -threads 1 -wmp {str(wmp).lower()} "
+        f"-plies 2 -numplays 15 -iterations {iterations} -minplayiterations {iterations} "
+        f"-seed 1 -sinfer false -scondition none\ncgp {cgp}\ngsimulate\n"
+    )
+    done = subprocess.run([str(folder / "bin" / "magpie")], input=script, capture_output=True,
+                          text=True, cwd=folder, timeout=900)  # fmt: skip
+    iters = re.search(r"Iters:\s+(\d+)", done.stdout)
+    secs = re.search(r"Time:\s+([0-9.]+) seconds", done.stdout)
+    if done.returncode or not iters or not secs:
+        raise RuntimeError(f"MAGPIE's gsimulate: {(done.stderr or done.stdout).strip()[-300:]}")
+    return int(iters.group(1)) / float(secs.group(1))
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--iterations", type=int, default=100, help="a position a round (100)")
+    parser.add_argument("--skip-fleet", action="store_true", help="only the engines' rates")
+    args = parser.parse_args()
     header("simulation: 15 candidates, 2 plies, TWL06 + TWL06.klv2")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(TWL06, rules), rules)
     leaves = Leaves.open(KLV2, rules)
-    settings = Simulation(candidates=15, plies=2, iterations=200, confidence=None)
-    theirs, why = magpie_rates(BENCH[:4], iterations=500)
-    print(f"# MAGPIE: {why}")
-    print("position  playouts/s  iterations/s  MAGPIE playouts/s  ratio  (median of 3, one core)")
-    for n, cgp in enumerate(BENCH[:4], 1):
-        pos = parse_cgp(rules, cgp)
-        rates = []
-        for _ in range(3):
+    settings = Simulation(candidates=15, plies=2, iterations=args.iterations, confidence=None)
+    folder, why = magpie_folder()
+    print(f"# MAGPIE: {why}; gsimulate -wmp true, {15 * args.iterations} playouts a round")
+    ours: dict[int, list[float]] = {}
+    theirs: dict[int, list[float]] = {}
+    for _ in range(args.rounds):
+        for n, cgp in enumerate(BENCH):
+            pos = parse_cgp(rules, cgp)
             started = time.perf_counter()
             stats = settings.run(solver, pos.board, pos.racks[0], leaves)
-            elapsed = time.perf_counter() - started
-            rates.append(sum(s.iterations for s in stats) / elapsed)
-        rate = statistics.median(rates)
-        other = f"{theirs[n - 1]:>17,.0f}  {rate / theirs[n - 1]:>5.2f}" if theirs else "-"
-        print(f"P{n:<8} {rate:>10,.0f}  {rate / len(stats):>12,.1f}  {other}")
+            ours.setdefault(n, []).append(
+                sum(s.iterations for s in stats) / (time.perf_counter() - started)
+            )
+            if folder is not None:
+                theirs.setdefault(n, []).append(magpie_rate(folder, cgp, 15 * args.iterations))
+    print("position  playouts/s  MAGPIE playouts/s  ratio  (medians, one core each)")
+    ahead = 0
+    for n in range(len(BENCH)):
+        rate = statistics.median(ours[n])
+        other = "-"
+        if theirs:
+            them = statistics.median(theirs[n])
+            ahead += rate >= them
+            other = f"{them:>17,.0f}  {rate / them:>5.2f}"
+        print(f"P{n + 1:<8} {rate:>10,.0f}  {other}")
+    if theirs:
+        print(f"# Anchor at least as fast as MAGPIE (word map) on {ahead} of {len(BENCH)}")
+    if not args.skip_fleet:
+        fleet_speedup(BENCH[0])
 
-    cgp = BENCH[0]
-    total = 480
-    big = Simulation(candidates=15, plies=2, iterations=total, confidence=None, round_size=total)
+
+def fleet_speedup(cgp: str) -> None:
+    """`anchor analyze --sim` with the CLI's defaults (1,000 iterations, rounds of 100,
+    early stop at 0.99, jobs sized by the workers serving the queue) through 1 and 2
+    workers; the answers must equal the in-process one."""
+    settings = Simulation(candidates=15, plies=2, iterations=1000, seed=1, confidence=0.99)
     job = SimulationJob(cgp, lexicon="twl06", leaves="twl06")
     registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
     started = time.perf_counter()
-    local = simulate(AnalysisClient(registry=registry, threads=1), job, big, per_job=40)
+    local = simulate(AnalysisClient(registry=registry, threads=1), job, settings)
     base = time.perf_counter() - started
-    print(f"\n{total} iterations of P1 in jobs of 40: in-process, one thread, {base:.2f} s")
+    print(f"\nP1 with the CLI's defaults: in-process, one thread, {base:.2f} s")
     times = {}
     for count in (1, 2):
         extra = ("--leaves", f"twl06={KLV2}")
         with fleet(f"sim{count}", count, extra=extra) as url:
             client = AnalysisClient(url, queue=f"sim{count}", job_timeout=600)
-            started = time.perf_counter()
-            merged = simulate(client, job, big, per_job=40)
-            times[count] = elapsed = time.perf_counter() - started
-        assert merged == local, "the fleet's answer differs from the in-process one"
-        print(f"  {count} worker(s): {elapsed:.2f} s (x{base / elapsed:.2f} of in-process)")
-    print(f"  speed-up of 2 workers over 1: x{times[1] / times[2]:.2f}")
-
-
-def magpie_rates(lines: list[str], iterations: int) -> tuple[list[float] | None, str]:
-    """MAGPIE's playouts per second on each position (median of 3 runs), or None and why."""
-    if not MAGPIE.exists():
-        return None, f"absent ({MAGPIE})"
-    data = MAGPIE.parents[1] / "data"
-    with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
-        (work / "data" / "strategy").mkdir(parents=True)
-        for part in ("layouts", "letterdistributions", "lexica"):
-            (work / "data" / part).symlink_to(data / part)
-        rows = []
-        for unseen in range(1, 101):  # made up: P(win | spread) logistic, wider early on
-            wins = [round(2000 / (1 + math.exp(-s / (8 + 0.7 * unseen)))) for s in range(-300, 301)]
-            rows.append(" ".join(map(str, [1000, *wins])))
-        (work / "data" / "strategy" / "winpct.csv").write_text("\n".join(rows) + "\n")
-        rates = []
-        for cgp in lines:
+            deadline = time.monotonic() + 30
+            while client.capacity() < count and time.monotonic() < deadline:
+                time.sleep(0.2)  # until every worker has registered
             runs = []
             for _ in range(3):
-                (work / "settings.txt").write_text("setoptions -mode sync -savesettings false\n")
-                script = (
-                    f"set -lex TWL06 -threads 1 -wmp false -plies 2 -numplays 15 "
-                    f"-iterations {iterations} -minplayiterations {iterations} -seed 1 "
-                    f"-sinfer false -scondition none\ncgp {cgp}\ngsimulate -\n"
-                )
-                try:
-                    done = subprocess.run([str(MAGPIE)], input=script, capture_output=True,
-                                          text=True, cwd=work, timeout=600)  # fmt: skip
-                except (OSError, subprocess.SubprocessError) as exc:
-                    return None, f"failed to run: {exc}"
-                iters = re.search(r"Iters:\s+(\d+)", done.stdout)
-                secs = re.search(r"Time:\s+([0-9.]+) seconds", done.stdout)
-                if done.returncode or not iters or not secs:
-                    code = done.returncode
-                    why = (
-                        "illegal instruction (built for another CPU)"
-                        if code in (-4, 132)
-                        else (f"exit {code}: {(done.stderr or done.stdout).strip()[-200:]}")
-                    )
-                    return None, f"cannot run here: {why}"
-                runs.append(int(iters.group(1)) / float(secs.group(1)))
-            rates.append(statistics.median(runs))
-    return rates, f"{MAGPIE} gsimulate, {iterations} iterations a play, same positions"
+                started = time.perf_counter()
+                merged = simulate(client, job, settings)
+                runs.append(time.perf_counter() - started)
+                assert merged == local, "the fleet's answer differs from the in-process one"
+            times[count] = statistics.median(runs)
+        print(f"  {count} worker(s): {times[count]:.2f} s (median of 3; "
+              f"x{base / times[count]:.2f} of in-process)")  # fmt: skip
+    print(f"  speed-up of 2 workers over 1: x{times[1] / times[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -122,7 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="order the plays by mean spread (spread), or by chance of winning given the "
         "CGP's scores (win)",
     )
-    sim.add_argument("--per-job", type=positive, default=100, help="iterations per job (100)")
+    sim.add_argument(
+        "--per-job",
+        type=positive,
+        help="iterations per job (default: each round split evenly over the workers serving "
+        "the queue, or over --threads in-process)",
+    )
     threads_option(sim)
     p.add_argument("--show-board", action="store_true", help="render the board first")
     p.add_argument("--json", action="store_true", help="print a JSON list of plays")

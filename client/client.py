@@ -115,6 +115,19 @@ class AnalysisClient:
     def embedded(self) -> bool:
         return self.queue is None
 
+    def capacity(self) -> int:
+        """How many of this client's jobs can run at once: its threads in-process, else the
+        workers serving its queue's lane (at least 1; RQ's worker registry, which may
+        still count a worker that died within its heartbeat's timeout)."""
+        if self.embedded:
+            return self.threads
+        from rq import Worker
+
+        try:
+            return max(1, Worker.count(connection=self.connection, queue=self.queue))
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            raise self._unreachable(exc) from None
+
     # ---------------------------------------------------------------- one job
     def submit(self, request: p.Request | bytes) -> Job:
         """Enqueue a request (or raw protocol bytes, as another client would send)."""

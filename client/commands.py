@@ -163,7 +163,6 @@ def _simulate(args) -> int:
     client = AnalysisClient(
         redis_url, queue=args.queue, lane=args.lane, job_timeout=300, threads=threads
     )
-    per_job = args.per_job if threads == 1 else min(args.per_job, -(-100 // threads))
     settings = Simulation(
         candidates=args.candidates,
         plies=args.plies,
@@ -175,7 +174,7 @@ def _simulate(args) -> int:
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
     try:
-        stats = simulate(client, job, settings, per_job, max(args.timeout, 600), progress=True)
+        stats = simulate(client, job, settings, args.per_job, max(args.timeout, 600), progress=True)
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started

@@ -36,13 +36,17 @@ def simulate(
     client: AnalysisClient,
     job: SimulationJob,
     settings: Simulation,
-    per_job: int = 100,
+    per_job: int | None = None,
     timeout: float = 3600,
     progress: bool = False,
 ) -> list[CandidateStats]:
-    """The simulation's statistics per candidate, best first."""
-    if not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
+    """The simulation's statistics per candidate, best first. Each round's iterations go
+    out as jobs of `per_job` iterations; None: split evenly over what the client can run
+    at once (the workers serving its queue, or its threads), so every one has a share of
+    every round. The answer is the same for any split."""
+    if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
+    shares = client.capacity() if per_job is None else 0
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)
     lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
     tables: list[list] = []
@@ -50,7 +54,9 @@ def simulate(
     ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
 
     def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
-        """One round as jobs of `per_job` iterations; their values merged in order."""
+        """One round as jobs of `size` iterations; their values merged in order."""
+        size = per_job or max(1, -(-len(iterations) // shares))
+        size = min(size, p.MAX_SIM_ITERATIONS)
         requests = [
             p.SimulateRequest(
                 job.cgp,
@@ -62,10 +68,10 @@ def simulate(
                 settings.plies,
                 settings.seed,
                 first,
-                min(per_job, iterations.stop - first),
+                min(size, iterations.stop - first),
                 tuple(live or ()),
             )  # fmt: skip
-            for first in range(iterations.start, iterations.stop, per_job)
+            for first in range(iterations.start, iterations.stop, size)
         ]
         results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
         table = results[0].candidates

@@ -203,8 +203,21 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     workers(None, "--leaves", f"twl06={KLV2}")
     settings = Simulation(candidates=4, plies=2, iterations=40, seed=11, round_size=20)
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
-    fleet = simulate(AnalysisClient(server.url, queue=queue), job, settings, per_job=5)
+    client = AnalysisClient(server.url, queue=queue)
+    fleet = simulate(client, job, settings, per_job=5)
     assert fleet == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
+    # by default each round is split over the workers serving the queue: two jobs of 10
+    assert client.capacity() == 2
+    sent = []
+    analyze_many = client.analyze_many
+
+    def counted(requests, **kwargs):
+        sent.append([r.iterations for r in requests])
+        return analyze_many(requests, **kwargs)
+
+    client.analyze_many = counted
+    assert simulate(client, job, settings) == fleet
+    assert sent and all(shares == [10, 10] for shares in sent), sent
 
 
 def test_a_simulating_player_keeps_every_invariant(solver, leaves):

@@ -54,6 +54,11 @@ class Job:
     _result: dict | None = field(default=None, repr=False)  # embedded mode answers at once
 
 
+# analyze_many waits on this many jobs or fewer with one blocking read (it wakes at the
+# first result); on more, it polls their newest entries in pipelines, backing off.
+BLOCKING_WAIT = 64
+
+
 class AnalysisClient:
     """submit / result / analyze / analyze_many.
 
@@ -210,7 +215,6 @@ class AnalysisClient:
             bar and bar.close()
             return out
         from rq import Queue
-        from rq.results import Result
 
         datas = [Queue.prepare_data(**self._job_args(pl)) for pl in payloads]
         try:
@@ -223,34 +227,61 @@ class AnalysisClient:
         results: dict[str, dict] = {}
         deadline = time.monotonic() + timeout
         pause = 0.002
+        read_from: dict[str, str] = {}  # blocking reads: each stream's last entry seen
         while len(results) < len(ids):
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise ServiceError(
                     f"{len(ids) - len(results)} of {len(ids)} jobs unanswered after {timeout:g} s"
                 )
             waiting = [i for i in ids if i not in results]
             try:
-                with self.connection.pipeline(transaction=False) as pipe:
-                    for job_id in waiting:
-                        pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
-                    replies = pipe.execute()
+                if len(waiting) <= BLOCKING_WAIT:
+                    entries = self._read_blocking(waiting, read_from, left)
+                else:
+                    entries = self._read_latest(waiting)
             except (RedisConnectionError, RedisTimeoutError):
                 time.sleep(0.2)  # Redis restarting: ask again until the deadline
                 continue
             fresh = []
-            for job_id, reply in zip(waiting, replies, strict=True):
-                if reply:
-                    outcome = self._outcome(job_id, reply[0][0], reply[0][1])
+            for job_id, entry_id, fields in entries:
+                if job_id not in results:
+                    outcome = self._outcome(job_id, entry_id, fields)
                     if outcome is not None:
                         results[job_id] = outcome
                         fresh.append(outcome)
-            found = len(fresh)
-            bar and bar.step(found, fresh)
-            if len(results) < len(ids):
-                pause = 0.002 if found else min(pause * 2, 0.1)
+            bar and bar.step(len(fresh), fresh)
+            if len(results) < len(ids) and len(waiting) > BLOCKING_WAIT:
+                pause = 0.002 if fresh else min(pause * 2, 0.1)
                 time.sleep(pause)
         bar and bar.close()
         return [results[i] for i in ids]
+
+    def _read_latest(self, waiting: list[str]) -> list[tuple]:
+        """The newest result entry of each job that has one: one pipelined round trip."""
+        from rq.results import Result
+
+        with self.connection.pipeline(transaction=False) as pipe:
+            for job_id in waiting:
+                pipe.xrevrange(Result.get_key(job_id), "+", "-", count=1)
+            replies = pipe.execute()
+        return [(j, r[0][0], r[0][1]) for j, r in zip(waiting, replies, strict=True) if r]
+
+    def _read_blocking(self, waiting: list[str], read_from: dict, left: float) -> list[tuple]:
+        """The result entries after those seen, of a few jobs: one XREAD that returns at
+        the first result (polling would answer a round of short jobs late by its pause)."""
+        from rq.results import Result
+
+        keys = {Result.get_key(j): j for j in waiting}
+        block = max(1, int(min(left, 1.0) * 1000))
+        reply = self.connection.xread({k: read_from.get(k, "0-0") for k in keys}, block=block)
+        out = []
+        for key, entries in reply or ():
+            key = key.decode() if isinstance(key, bytes) else key
+            for entry_id, fields in entries:
+                read_from[key] = entry_id
+                out.append((keys[key], entry_id, fields))
+        return out
 
     # -------------------------------------------------------------- helpers
     def _job_args(self, payload: bytes) -> dict:

@@ -10,6 +10,7 @@ ranking with an empty bag (`endgame_equity`) is the fallback where no search is 
 
 from __future__ import annotations
 
+import array
 import time
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from . import _movegen
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .moves import PASS, RECORD, Move, decode
-from .rules import Ruleset
+from .rules import MAX_LETTERS, Ruleset
 
 MAX_PLIES = _movegen.ENDGAME_MAX_PLIES
 MIN_TABLE_BITS = _movegen.ENDGAME_MIN_TABLE
@@ -64,6 +65,52 @@ def static_choice(moves, rules: Ruleset, held: int, opponent_points: int) -> int
         if best_value is None or value > best_value:
             best, best_value = i, value
     return best
+
+
+class EndValues:
+    """Leave values for an empty bag, in the form the generator reads a leave table: 0 for
+    any tiles kept, `bonus` (the going-out adjustment) for keeping none. Ranked by equity
+    with these, plays are ranked by endgame_value, and best-first finds the best without
+    generating the rest."""
+
+    __slots__ = ("bonus",)
+
+    def __init__(self, bonus: float):
+        self.bonus = bonus
+
+    def table(self, rack: tuple[int, ...]) -> tuple[bytes, bytes]:
+        """Key steps (tile by tile, mixed radix, as LeaveModel.table) and the values."""
+        have: dict[int, int] = {}
+        for tile in rack:
+            have[tile] = have.get(tile, 0) + 1
+        steps = [0] * (MAX_LETTERS + 1)
+        radix = 1
+        for tile in sorted(have):
+            steps[tile] = radix
+            radix *= have[tile] + 1
+        values = array.array("f", bytes(4 * radix))
+        values[radix - 1] = self.bonus  # every tile used: the rack goes out
+        return array.array("H", steps).tobytes(), values.tobytes()
+
+
+def best_by_endgame_value(solver, board: Board, rack: str, opponent_points: int, look: int = 8):
+    """static_choice(generate_moves(board, rack), ...) without ranking every play: the top
+    `look` by endgame value, found best-first; among those worth the most, the highest
+    score, then the first generated (static_choice's ties). None when the rack has no
+    play; the full ranking when `look` plays tie for the top (rare)."""
+    bonus = EndValues(solver.rules.end.out_bonus(opponent_points))
+    moves = solver.generate_moves(board, rack, limit=look, rank="equity", leaves=bonus)
+    if not len(moves):
+        return None
+    values = moves.equities()
+    tied = [i for i, v in enumerate(values) if v == values[0]]
+    if len(tied) == look:
+        every = solver.generate_moves(board, rack)
+        held = len(solver._rack(rack)[0])
+        index = static_choice(every, solver.rules, held, opponent_points)
+        return every[index]
+    scores = moves.scores()
+    return moves[max(tied, key=lambda i: (scores[i], -i))]
 
 
 def endgame_value(rules: Ruleset, placed: int, score: int, held: int, opponent_points: int) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from . import gcg
 from .board import Board
-from .endgame import static_choice
+from .endgame import best_by_endgame_value
 from .errors import AnchorError
 from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
@@ -80,13 +80,9 @@ def _opponent_tiles(solver: Solver, board: Board, rack: str) -> tuple[int, ...]:
 def empty_bag_choice(solver: Solver, board: Board, rack: str) -> Move | None:
     """The best play by endgame value (engine/endgame.py): what a static player makes of
     an empty bag."""
-    moves = solver.generate_moves(board, rack)
     others = _opponent_tiles(solver, board, rack)
-    held = len(solver._rack(rack)[0])
-    best = static_choice(
-        moves, solver.rules, held, sum(solver.rules.tile_values[t] for t in others)
-    )
-    return None if best is None else moves[best]
+    points = sum(solver.rules.tile_values[t] for t in others)
+    return best_by_endgame_value(solver, board, rack, points)
 
 
 class EndgamePlayer:

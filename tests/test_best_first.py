@@ -367,6 +367,30 @@ def test_top_n_with_exchanges_is_the_head_of_the_full_list(rack):
             assert got == want[:n], (rack, n, kwargs.get("rank"))
 
 
+def test_top_n_by_equity_with_exchanges_on_many_racks():
+    """The head of the full list by equity, exchanges and the pass included, on random
+    racks over many boards: when the top plays outrank every exchange the exchanges are
+    not listed at all (Solver._plays_fill), and the head must not notice."""
+    solver, leaves = solver_for("english"), twl06_leaves()
+    rng = random.Random(21)
+    skipped = 0
+    for board in positions("english")[::3]:
+        for _ in range(6):
+            rack = random_rack(board, rng)
+            full = solver.generate_moves(
+                board, rack, rank="equity", leaves=leaves, include_exchanges=True
+            )
+            want = list(zip([m.notation for m in full], full.equities(), strict=True))
+            for n in (1, 2, 4):
+                top = solver.generate_moves(
+                    board, rack, rank="equity", leaves=leaves, include_exchanges=True, limit=n
+                )
+                got = list(zip([m.notation for m in top], top.equities(), strict=True))
+                assert got == want[:n], (board.to_cgp(), rack, n)
+                skipped += not top._extra
+    assert skipped >= 20  # the skip was taken, not only the listing
+
+
 def test_fields_of_a_list_with_exchanges_merged_by_equity():
     """MoveList.fields(first=N) decodes only the records the first N entries hold (plays
     keep their ranked order among the exchanges), and equals reading the Moves."""

@@ -504,3 +504,50 @@ def test_self_play_ends_games_by_each_rulesets_rules(solvers):
             )
         else:
             assert game.adjustments == [-v for v in own]
+
+
+@pytest.mark.parametrize("name, seed", [("english", 5), ("russian", 6), ("erudit", 7)])
+def test_best_by_endgame_value_is_the_static_choice(solvers, name, seed):
+    """The best-first empty-bag choice (engine/endgame.py: the going-out adjustment as a
+    leave value) picks what ranking every play and reading them in score order picks,
+    ties included: racks of 1 to 7 tiles with blanks on boards of played games, against
+    opponent racks worth 0 to 60 (a bonus too small or too large to matter, and between)."""
+    from anchor.engine.endgame import best_by_endgame_value, static_choice
+
+    solver = solvers[name]
+    rules = solver.rules
+    rng = random.Random(seed)
+    bag = [t for t in range(1, rules.size + 1) for _ in range(rules.counts[rules.alphabet[t - 1]])]
+    bag += [0] * rules.blanks
+    checked = went_out = ties = 0
+    while checked < 150:
+        board = played_board(solver, rng, rng.randint(2, 14))
+        for size in (1, 2, 3, 5, 7):
+            rack = format_rack(rules, rng.sample(bag, min(size, rules.rack_size)))
+            points = rng.choice((0, 3, 12, 60))
+            every = solver.generate_moves(board, rack)
+            held = len(solver._rack(rack)[0])
+            out = [m.score for m in every if len(m.placed) == held]
+            factor = rules.end.out_bonus(1)
+            if out and factor and every[0].score > max(out) and rng.random() < 0.8:
+                gap = every[0].score - max(out)  # a bonus that ties going out with the top
+                if gap % factor == 0:
+                    points = gap // factor
+                    ties += 1
+            index = static_choice(every, rules, held, points)
+            got = best_by_endgame_value(solver, board, rack, points, look=rng.choice((1, 2, 8)))
+            if index is None:
+                assert got is None, (board.to_cgp(), rack)
+                continue
+            want = every[index]
+            assert got is not None and (got.notation, got.score) == (want.notation, want.score), (
+                board.to_cgp(),
+                rack,
+                points,
+                got,
+                want,
+            )
+            checked += 1
+            went_out += len(want.placed) == held
+    assert went_out >= 10  # the bonus decided some of them
+    assert ties >= 5 or not rules.end.out_bonus(1)  # going out worth the top: the score decides

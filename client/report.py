@@ -1,12 +1,16 @@
-"""HTML reports of annotated games: one page per game (an SVG board for every turn with
-the play made and the best play marked, the table of alternatives with leaves and
-equities, the running score and the unseen tiles) and an index. Rendered with Jinja2
-templates (client/templates: autoescaped, readable as HTML); self-contained: inline CSS
-and SVG, no scripts, no external assets, so a page opens offline."""
+"""HTML reports of annotated games: one page per game and an index. A game's page is
+what a player reviewing it expects (Woogles' and Quackle's analysers): the move list,
+marked where a better play was there; one board that follows the selected move (the play
+made filled in, the best play or the alternative clicked outlined); and for that move the
+alternatives with leaves, equities, simulated spread ± its standard error and win %, the
+chance of winning, the running score and where the unseen tiles are. Jinja2 templates
+(client/templates, autoescaped); self-contained: inline CSS, SVG and a small script
+(templates/board.js), no external assets, so a page opens offline."""
 
 from __future__ import annotations
 
 import functools
+import math
 from html import escape
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -149,26 +153,51 @@ def _letter(x: float, y: float, letter: str, colour: str) -> str:
 
 
 def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
-    """One game's page."""
+    """One game's page: the summary, one board that follows the move selected in the move
+    list (drawn by the page's script from each turn's board; the first is drawn here too,
+    so the page shows a board without scripts), and each turn's details."""
     players = annotation["players"]
     running = [0] * len(players)
-    turns = []
+    turns, boards, made, alts, captions = [], {}, {}, {}, {}
     for turn in annotation["turns"]:
         running[turn["player"]] = turn["recorded_total"]
         view = dict(turn)
+        index = turn["index"]
         view["running"] = [(p["name"], total) for p, total in zip(players, running, strict=True)]
+        view["label"], view["quality"] = _move_label(turn)
+        boards[index] = _rows_text(Board.from_cgp(rules, turn["board"]))
+        made[index] = turn.get("placed", [])
+        captions[index] = f"Turn {index + 1}, the board before it: {turn['nick']} {view['label']}"
         if turn.get("analysed"):
-            best = turn["best"]
-            view["svg"] = Markup(
-                board_svg(rules, turn["board"], turn.get("placed", []), best[0][2] if best else [])
-            )
             view["rows"] = _rows(turn)
+            alts[index] = [row["placed"] for row in view["rows"] if not row.get("gap")]
             by_equity = turn.get("rank_by") in ("equity", "endgame")
             view["shown_rank"] = turn.get("equity_rank") if by_equity else turn.get("rank")
         turns.append(view)
+    analysed = [t["index"] for t in turns if t.get("analysed")]
+    first = analysed[0] if analysed else (turns[0]["index"] if turns else 0)
     used = sorted(
         {ch for row in rules.premiums for ch in row if ch in PREMIUM_LABEL}, key="dtqDTQ".index
     )
+    data = {
+        "rows": rules.rows,
+        "cols": rules.cols,
+        "premiums": list(rules.premiums),
+        "fills": PREMIUM_FILL,
+        "labels": PREMIUM_LABEL,
+        "values": dict(rules.values),
+        "boards": boards,
+        "made": made,
+        "alts": alts,
+        "captions": captions,
+        "first": first,
+    }
+    first_svg = ""
+    if turns:
+        shown = next(t for t in annotation["turns"] if t["index"] == first)
+        outline = alts[first][0] if alts.get(first) else []
+        svg = board_svg(rules, shown["board"], shown.get("placed", []), outline)
+        first_svg = Markup(svg.replace("<svg ", '<svg id="board" ', 1))
     return _ENV.get_template("game.html").render(
         title=title,
         rules=rules,
@@ -180,25 +209,70 @@ def game_page(title: str, rules: Ruleset, annotation: dict) -> str:
         premium_names=PREMIUM_NAME,
         kinds=KINDS,
         turns=turns,
+        data=data,
+        first=first,
+        first_svg=first_svg,
+        captions=captions,
     )
+
+
+def _rows_text(board: Board) -> str:
+    """The board as rows of letters ('.' empty, a blank lowercase), joined by '/'."""
+    rules, cells, cols = board.rules, board.cells, board.rules.cols
+    return "/".join(
+        "".join(
+            cell_letter(rules, cell) if cell else "." for cell in cells[r * cols : (r + 1) * cols]
+        )
+        for r in range(rules.rows)
+    )
+
+
+def _move_label(turn: dict) -> tuple[str, str]:
+    """The move list's text of a turn and its mark: `best` (nothing better was there),
+    `miss` (something was), `phony` (words not in the lexicon) or '' (not judged)."""
+    if turn["kind"] == "end_rack":
+        return f"({turn.get('tiles', '')}) {turn['recorded_score']:+d}", ""
+    played = turn.get("played")
+    if played:
+        label = f"{played} {turn.get('score', turn['recorded_score'])}"
+    else:
+        label = f"{KINDS.get(turn['kind'], turn['kind'])} {turn['recorded_score']:+d}"
+    if turn.get("invalid_words"):
+        return label, "phony"
+    if not turn.get("analysed"):
+        return label, ""
+    endgame = turn.get("endgame")
+    if endgame is not None and endgame.get("value_lost") is not None:
+        lost = endgame["value_lost"]
+    elif turn.get("equity_given_up") is not None:
+        lost = turn["equity_given_up"]
+    else:
+        lost = turn["given_up"]
+    return label, "best" if lost == 0 else "miss"
 
 
 def _rows(turn: dict) -> list[dict]:
     """The table of alternatives, best first, with the play made marked; when it is not
     among them, a gap and then the play made with its rank."""
-    simulated = {s[0]: s[1] for s in turn.get("sim", ())}
+    sims = turn.get("sim", ())
+    simulated = {
+        s[0]: {"mean": s[1], "se": s[2] / math.sqrt(s[3]) if s[3] else 0.0, "win": s[5]}
+        for s in sims
+    }
+    sim_best = sims[0][0] if sims else None
     equities = turn.get("best_equities") or [None] * len(turn["best"])
     leaves = turn.get("best_leaves") or [None] * len(turn["best"])
     rows = []
     made_shown = False
-    for i, ((notation, score, _placed, bingo), equity, leave) in enumerate(
+    for i, ((notation, score, placed, bingo), equity, leave) in enumerate(
         zip(turn["best"], equities, leaves, strict=False), 1
     ):
         made = notation == turn["played"]
         made_shown |= made
         rows.append(
             {"rank": i, "play": notation, "score": score, "bingo": bingo, "leave": leave,
-             "equity": equity, "made": made, "sim": simulated.get(notation)}
+             "equity": equity, "made": made, "sim": simulated.get(notation),
+             "sim_best": notation == sim_best, "placed": placed, "alt": len(rows)}
         )  # fmt: skip
     if not made_shown:
         by_equity = turn.get("rank_by") in ("equity", "endgame")
@@ -207,7 +281,9 @@ def _rows(turn: dict) -> list[dict]:
         rows.append(
             {"rank": rank, "play": turn["played"], "score": turn["score"],
              "bingo": bool(turn.get("bingo")), "leave": turn.get("leave"),
-             "equity": turn.get("equity"), "made": True, "sim": simulated.get(turn["played"])}
+             "equity": turn.get("equity"), "made": True, "sim": simulated.get(turn["played"]),
+             "sim_best": turn["played"] == sim_best, "placed": turn.get("placed", []),
+             "alt": len(rows) - 1}
         )  # fmt: skip
     return rows
 

@@ -17,6 +17,7 @@ from .legality import check_rack, unseen_counts
 from .notation import parse_rack
 from .simulate import Candidate, Simulation
 from .solver import Solver
+from .winpct import model_for
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
 # An empty-bag turn's solve stops at this many positions (about a second or two; the same
@@ -40,8 +41,10 @@ def annotate_game(
     leaves=None,
     budget: Budget | None = None,
     sim: Simulation | None = None,
+    lexicon: str | None = None,
 ) -> dict:
-    """A msgpack/JSON-ready map: players, one entry per move line, per-player summary.
+    """A msgpack/JSON-ready map: players, one entry per move line, per-player summary,
+    and the lexicon's name (`lexicon`, else the record's #lexicon).
 
     A turn of a play, exchange or pass with a known rack gets the best `top` plays, the
     rank of the play made among all legal plays (1 = best; ties share a rank), points
@@ -88,16 +91,46 @@ def annotate_game(
             entry.update(played=f"-{ev.tiles}", score=0, score_matches=ev.score == 0)
         elif ev.kind == PASS:
             entry.update(played="-", score=0, score_matches=ev.score == 0)
+        elif ev.tiles:
+            entry["tiles"] = ev.tiles  # an end rack's tiles, an exchange's
         if ev.kind in ANALYSED:
             entry.update(_alternatives(solver, turn, entry, top, leaves, budget, sim, lead))
         turns.append(entry)
+    if len(players) == 2:
+        _split_unseen(rules, turns)
     return {
         "players": players,
         "turns": turns,
         "summary": _summary(players, turns),
-        "lexicon": game.lexicon,
+        "lexicon": lexicon or game.lexicon,
         "source": game.source,
     }
+
+
+def _split_unseen(rules, turns: list[dict]) -> None:
+    """Where the unseen tiles of each analysed turn are, when the record says: the
+    opponent holds, until they move, the rack the record gives for their next turn; the
+    rest is in the bag (`in_bag`, `opponent_holds`). Left out when that rack is not among
+    the unseen tiles (a record that does not add up)."""
+    for i, turn in enumerate(turns):
+        if not turn.get("analysed") or "unseen" not in turn or "opponent_rack" in turn:
+            continue
+        reply = next(
+            (u for u in turns[i + 1 :] if u["player"] != turn["player"] and u["kind"] in ANALYSED),
+            None,
+        )
+        if reply is None or not reply["rack"]:
+            continue
+        unseen, held = Counter(turn["unseen"]), Counter(reply["rack"])
+        if held - unseen:
+            continue
+        turn["opponent_holds"] = _ordered(rules, held)
+        turn["in_bag"] = _ordered(rules, unseen - held)
+
+
+def _ordered(rules, letters: Counter) -> str:
+    """Letters (a blank is '?') in alphabet order, blanks last."""
+    return "".join(ch * letters[ch] for ch in rules.alphabet) + "?" * letters["?"]
 
 
 def _scoring_more(scores: list[int], made: int, sorted_: bool) -> int:
@@ -148,9 +181,17 @@ def _alternatives(
     legal = entry.get("kind") != PLAY or (
         not entry["invalid_words"] and _generated(moves, scores, turn.play.placed, made)
     )
+    unseen = _unseen(turn.board, tiles)
+    model = model_for(solver.rules)
+    unplayed = len(unseen) + len(tiles)
+    placed = len(turn.play.placed) if turn.event.kind == PLAY else 0
     extra: dict = {
         "rank_by": "score",
-        "unseen": _unseen(turn.board, tiles),
+        "unseen": unseen,
+        # the win model's chance for the mover (engine/winpct.py): before the move, and
+        # after the play made, the opponent then on turn
+        "win": round(model.on_turn(lead, unplayed), 3),
+        "win_after": round(model.after(lead + entry["score"], unplayed - placed, False), 3),
     }
     kept = leave_kept(turn, solver.rules)
     if kept is not None:

@@ -196,21 +196,49 @@ def png_pixels(path: Path) -> bytes:
 
 @pytest.mark.browser
 def test_report_renders_in_headless_chromium(report, tmp_path):
+    """One page a game: the move list, one board that follows the selected move (the
+    URL's #tN here, as a click on the list sets it), only that move's details shown."""
     if not chromium():
         pytest.skip("Chromium is not installed and `make test` could not install it (apt)")
     page = report / "macondo__gcgio__testdata__doug_v_emely.html"
-    dom = render(page.as_uri(), tmp_path, "--dump-dom")
+    assert page.stat().st_size < 150_000  # 28 turns (it was ~750 KB: a board a turn)
+    dom = render(page.as_uri() + "#t4", tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count("<svg") == 26  # one board per analysed turn
-    assert "points given up" in dom.stdout and "10B DONATES" in dom.stdout
+    html = dom.stdout
+    assert html.count("<svg") == 1  # one board
+    moves = html[html.index('<ol id="moves">') : html.index("</ol>")]
+    assert moves.count("<li>") == 28 and "10B DONATES 82" in moves
+    assert 'class="best on"' in moves or 'class="miss on"' in moves  # turn 5 is selected
+    assert "Turn 5, the board before it: doug 10B DONATES 82" in html
+    shown = [part for part in html.split('<section class="turn"')[1:] if "hidden" not in part[:60]]
+    assert len(shown) == 1 and shown[0].startswith(' id="turn-4"'), shown[0][:80]
+    board = html[html.index('<svg id="board"') : html.index("</svg>")]
+    assert board.count('fill="#ffc928"') == 7  # DONATES: the play made, seven tiles
+    assert "points given up" in html
     shot = tmp_path / "shot.png"
-    done = render(page.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1000,1400")
+    done = render(
+        page.as_uri() + "#t20", tmp_path, f"--screenshot={shot}", "--window-size=1000,1400"
+    )
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     pixels = png_pixels(shot)
-    assert len(set(pixels)) > 50  # a drawn page, not a blank one
+    assert len(set(pixels)) > 50  # a drawn page, not a blank one (choosing a turn scrolls not)
     index = render((report / "index.html").as_uri(), tmp_path, "--dump-dom")
     assert index.stdout.count("<a href=") == 43
     assert os.path.getsize(shot) > 20_000
+
+
+def annotate_doug_v_emely(tmp_path: Path, *extra: str) -> tuple[Path, dict]:
+    """`anchor annotate` of doug_v_emely.gcg by equity (TWL06 and its leaves, the top 3)
+    with `extra` options: the output folder and the game's JSON Lines entry."""
+    games = tmp_path / "games"
+    games.mkdir()
+    shutil.copy(game_path("doug_v_emely.gcg"), games)
+    out = tmp_path / "out"
+    argv = ["annotate", str(games), "--out", str(out), "--top", "3", "--quiet"]
+    kwg, klv2 = str(data_path("kwg", "TWL06.kwg")), str(data_path("kwg", "TWL06.klv2"))
+    assert main([*argv, "--lexicon", kwg, "--leaves", klv2, *extra]) == 0
+    (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
+    return out, line
 
 
 def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
@@ -219,14 +247,7 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     running score and the unseen tiles; premium squares are labelled, not colour only."""
     if not chromium():
         pytest.skip("Chromium is not installed and `make test` could not install it (apt)")
-    games = tmp_path / "games"
-    games.mkdir()
-    shutil.copy(game_path("doug_v_emely.gcg"), games)
-    out = tmp_path / "out"
-    argv = ["annotate", str(games), "--out", str(out), "--top", "3", "--quiet"]
-    kwg, klv2 = str(data_path("kwg", "TWL06.kwg")), str(data_path("kwg", "TWL06.klv2"))
-    assert main([*argv, "--lexicon", kwg, "--leaves", klv2]) == 0
-    (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
+    out, line = annotate_doug_v_emely(tmp_path)
     analysed = [t for t in line["annotation"]["turns"] if t.get("analysed")]
     outside = [t for t in analysed if t["played"] not in [b[0] for b in t["best"]]]
     assert len(analysed) == 26 and outside  # some plays made are not among the best 3
@@ -239,7 +260,7 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     assert html.count("⋯") == len(outside)
     for t in outside:  # a play not in the lexicon has no rank: "–"
         assert f"{t['equity_rank'] or '–'}</td><td>{t['played']}" in html
-    assert html.count("Score after this turn:") == 26
+    assert html.count("Score after this turn:") == 28  # every turn, the end rack's too
     players = line["annotation"]["players"]
     totals = {}
     for turn in line["annotation"]["turns"]:
@@ -254,6 +275,16 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     assert "rank 1 of 106 plays by equity" in html
     first = [t for t in analysed if t["player"] == 0][0]
     assert f"Unseen ({len(first['unseen'])})" in html
+    # the lexicon named, the end rack the record gives, the chance of winning, and where
+    # the unseen tiles are (the opponent's rack is the one the record gives for their turn)
+    assert 'lexicon <b class="lexicon">TWL06</b>' in html and "rack unknown" not in html
+    assert "tiles left at the end (OPEG) +14" in html
+    assert html.count("Chance of winning for") == 26
+    split = [t for t in analysed if "in_bag" in t]
+    assert len(split) >= 20 and html.count("in the bag (") == len(split)
+    for t in split:
+        assert sorted(t["in_bag"] + t["opponent_holds"]) == sorted(t["unseen"])
+    assert 0 < analysed[0]["win"] < 1 and "win_after" in analysed[0]
 
 
 def test_annotation_with_leaves_reports_equity_given_up(solver):
@@ -381,3 +412,28 @@ def test_equity_rank_and_equity_given_up_agree(solver):
             assert (turn["equity_rank"] == 1) == (turn["equity_given_up"] == 0), turn
     assert annotation["turns"][24]["equity_rank"] == 1
     assert not annotation["turns"][5]["legal"] and annotation["turns"][5]["equity_rank"] is None
+
+
+@pytest.mark.browser
+def test_report_with_simulation_shows_its_error_win_rate_and_best(tmp_path):
+    """With simulation, each alternative's mean spread comes with its standard error and
+    its chance of winning, and the simulation's best is marked."""
+    if not chromium():
+        pytest.skip("Chromium is not installed and `make test` could not install it (apt)")
+    sim = ["--sim-iterations", "12", "--sim-candidates", "3", "--sim-plies", "1"]
+    out, line = annotate_doug_v_emely(tmp_path, *sim)
+    page = out / "doug_v_emely.html"
+    assert page.stat().st_size < 150_000
+    simulated = [t for t in line["annotation"]["turns"] if "sim" in t]
+    dom = render(page.as_uri(), tmp_path, "--dump-dom")
+    html = dom.stdout
+    assert html.count(">win %</th>") == len(
+        [t for t in line["annotation"]["turns"] if t.get("analysed")]
+    )
+    assert html.count("★") == sum(
+        1
+        for t in simulated
+        if t["sim"][0][0] in [b[0] for b in t["best"]] or t["sim"][0][0] == t["played"]
+    )
+    mean, stdev, runs = simulated[0]["sim"][0][1:4]
+    assert f"{mean:.1f} ± {stdev / runs**0.5:.1f}" in html

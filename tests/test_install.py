@@ -83,6 +83,7 @@ def test_the_wheel_installs_under_one_namespace(wheel):
     assert "anchor/dictionaries/recipes.py" in names
     assert not any("dictionaries/build" in n for n in names)  # built lexica are not packaged
     assert "anchor/client/templates/game.html" in names  # the report works from a wheel
+    assert "anchor/client/templates/board.js" in names  # ... and its board follows the moves
 
 
 def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import PurePath
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
@@ -180,7 +181,12 @@ def run_annotate(
                 round_size=max(1, min(100, request.sim_iterations // 4)),
                 rank=request.sim_rank_by,
             )
-        annotation = annotate_game(game, solver, request.top, leaves, deadline.budget, sim)
+        named = request.lexicon or DEFAULT_LEXICON.get(request.ruleset) or game.lexicon
+        if named and ("/" in named or named.endswith(".kwg")):
+            named = PurePath(named).stem  # a file (embedded mode): its name, not where it is
+        annotation = annotate_game(
+            game, solver, request.top, leaves, deadline.budget, sim, lexicon=named
+        )
     except InputError as exc:
         raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
     return p.AnnotateResult(annotation)

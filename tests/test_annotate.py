@@ -277,7 +277,7 @@ def test_report_with_leaves_shows_equity_leaves_and_every_played_move(tmp_path):
     assert f"Unseen ({len(first['unseen'])})" in html
     # the lexicon named, the end rack the record gives, the chance of winning, and where
     # the unseen tiles are (the opponent's rack is the one the record gives for their turn)
-    assert 'lexicon <b class="lexicon">TWL06</b>' in html and "rack unknown" not in html
+    assert 'lexicon <b class="lexicon">twl06</b>' in html and "rack unknown" not in html
     assert "tiles left at the end (OPEG) +14" in html
     assert html.count("Chance of winning for") == 26
     split = [t for t in analysed if "in_bag" in t]

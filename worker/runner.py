@@ -183,7 +183,8 @@ def run_annotate(
             )
         named = request.lexicon or DEFAULT_LEXICON.get(request.ruleset) or game.lexicon
         if named and ("/" in named or named.endswith(".kwg")):
-            named = PurePath(named).stem  # a file (embedded mode): its name, not where it is
+            # a file (embedded mode): named as a worker serving it would be (twl06=TWL06.kwg)
+            named = PurePath(named).stem.lower()
         annotation = annotate_game(
             game, solver, request.top, leaves, deadline.budget, sim, lexicon=named
         )

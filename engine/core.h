@@ -436,9 +436,14 @@ int time_is_up(const struct timespec *deadline);
 void attach(Search *p, const Generator *g);
 int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
 
-/* generator.c, describe.c: the Generator type and its describe method */
+/* generator.c, describe.c, games.c: the Generator type, its describe and selfplay methods,
+ * and what the glue shares (a search's failure as a Python exception, a budget's deadline) */
 extern PyTypeObject GeneratorType;
 PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw);
+PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw);
+extern const char selfplay_doc[];
+void raise_failure(int failed, const char *what, double budget);
+struct timespec deadline_after(double budget);
 
 /* rules.c: a ruleset read from Python and checked (Generator_init and check_rules) */
 int rules_load(Rules *r, PyObject *values, PyObject *lm, PyObject *wm);

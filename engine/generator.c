@@ -97,7 +97,7 @@ PyDoc_STRVAR(generate_doc,
 "generated; complete: whether that is every play (a limit lets it skip what cannot rank).");
 
 /* The moment `budget` seconds from now (CLOCK_MONOTONIC); budget 0 means none. */
-static struct timespec deadline_after(double budget) {
+struct timespec deadline_after(double budget) {
     struct timespec at = {0, 0};
     if (budget <= 0.0) return at;
     clock_gettime(CLOCK_MONOTONIC, &at);
@@ -113,7 +113,7 @@ static struct timespec deadline_after(double budget) {
 
 /* The Python exception for a search's FAIL_ code: TimeoutError past the budget, else
  * MemoryError. */
-static void raise_failure(int failed, const char *what, double budget) {
+void raise_failure(int failed, const char *what, double budget) {
     if (failed == FAIL_TIME)
         PyErr_Format(PyExc_TimeoutError, "%s ran past the budget of %g s", what, budget);
     else if (failed == FAIL_CHECK)
@@ -583,6 +583,8 @@ static PyMethodDef Generator_methods[] = {
      endgame_doc},
     {"describe", (PyCFunction)(void (*)(void))Generator_describe, METH_VARARGS | METH_KEYWORDS,
      describe_doc},
+    {"selfplay", (PyCFunction)(void (*)(void))Generator_selfplay, METH_VARARGS | METH_KEYWORDS,
+     selfplay_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -107,7 +107,7 @@ static void record_turn(const Rules *r, const MoveRecord *m, Turn *turn) {
 /* With the bag empty: the play of the best score plus the going-out adjustment (ties: the
  * higher score, then generation order, as engine/endgame.py's static_choice reads a list
  * ranked by score), or the pass. */
-static int empty_bag_turn(Playout *p, int side, Turn *turn) {
+static int empty_bag_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
     const Rules *r = &p->g->rules;
     if (!p->has_all) {
         if (movebuf_init(&p->all, -1, 0) < 0) return FAIL_MEMORY;
@@ -137,16 +137,17 @@ static int empty_bag_turn(Playout *p, int side, Turn *turn) {
     memset(turn, 0, sizeof *turn);
     turn->kind = TURN_PASS;
     if (best >= 0) record_turn(r, &buf->items[best], turn);
+    if (best >= 0 && chosen) *chosen = buf->items[best];
     return 0;
 }
 
 /* The side's best move by equity: the top play, or the best exchange (or pass) when it is
  * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
  * or FAIL_MEMORY / FAIL_TIME from the search. */
-static int best_turn(Playout *p, int side, Turn *turn) {
+static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
     const Rules *r = &p->g->rules;
     const uint8_t *rack = p->rack[side];
-    if (p->head == p->tail) return empty_bag_turn(p, side, turn);
+    if (p->head == p->tail) return empty_bag_turn(p, side, turn, chosen);
     uint16_t steps[MAX_LETTERS + 1];
     float kept[MAX_RACK + 1], kept_blank[MAX_RACK + 1]; /* best leave by tiles played */
     size_t keys = leave_fill(p->klv, rack, steps, p->table, kept, kept_blank);
@@ -157,6 +158,7 @@ static int best_turn(Playout *p, int side, Turn *turn) {
     p->args.leaves = &leaves;
     int failed = search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
     if (failed) return failed;
+    p->generated += buf->total;
     long best = -1;
     for (size_t i = 0; i < buf->count; i++)
         if (best < 0 || buf->equity[i] > buf->equity[best] ||
@@ -175,6 +177,7 @@ static int best_turn(Playout *p, int side, Turn *turn) {
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
     }
     if (best >= 0) record_turn(r, &buf->items[best], turn);
+    if (best >= 0 && chosen) *chosen = buf->items[best];
     return 0;
 }
 
@@ -241,7 +244,7 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
         if (ply) {
             /* searches look at the clock every CLOCK_EVERY steps; small ones never do */
             if (p->args.has_deadline && time_is_up(&p->args.deadline)) return FAIL_TIME;
-            int failed = best_turn(p, side, &turn);
+            int failed = best_turn(p, side, &turn, NULL);
             if (failed) return failed;
         }
         int over = make_turn(p, side, ply ? &turn : candidate, ply < plies, &spread);
@@ -262,3 +265,56 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
     *unplayed = (long)(p->tail - p->head) + p->held[0] + p->held[1];
     return 0;
 }
+
+/* A whole two-player game from the empty board, both sides playing as a playout's do
+ * (engine/selfplay.py's EquityPlayer; the empty bag by score plus the going-out
+ * adjustment): the racks dealt from `order` (n tiles, the first player's first), then
+ * each move's tiles drawn from its head, exchanged tiles put back at its tail. It ends
+ * when a side goes out with the bag empty or after `scoreless` scoreless turns in a row.
+ * The passes must hold the empty board (prepare_pass). Every move goes to `moves` (room
+ * for `room`); *count says how many, *out whether the last went out. Returns 0 or a
+ * FAIL_ code (FAIL_MEMORY when `room` is too small). */
+int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, GameMove *moves, size_t room,
+                  size_t *count, int *out) {
+    const Rules *r = &p->g->rules;
+    memset(p->board, 0, (size_t)(r->rows * r->cols));
+    memset(p->rack, 0, sizeof p->rack);
+    p->held[0] = p->held[1] = 0;
+    p->head = 0;
+    p->tail = 0;
+    for (size_t i = 0; i < n; i++) {
+        int side = i < (size_t)r->rack_size ? 0 : i < 2 * (size_t)r->rack_size ? 1 : -1;
+        if (side >= 0) {
+            p->rack[side][order[i]]++;
+            p->held[side]++;
+        } else {
+            p->bag[p->tail++] = order[i];
+        }
+    }
+    p->has_kept[0] = p->has_kept[1] = 0;
+    *count = 0;
+    *out = 0;
+    double spread = 0.0;
+    for (int side = 0, zeros = 0;; side = 1 - side) {
+        if (*count == room) return FAIL_MEMORY;
+        if (p->args.has_deadline && time_is_up(&p->args.deadline)) return FAIL_TIME;
+        GameMove *m = &moves[(*count)++];
+        memset(m, 0, sizeof *m);
+        memcpy(m->rack, p->rack[side], sizeof m->rack);
+        struct timespec started, done;
+        clock_gettime(CLOCK_MONOTONIC, &started);
+        const uint64_t before = p->generated;
+        int failed = best_turn(p, side, &m->turn, &m->record);
+        if (failed) return failed;
+        clock_gettime(CLOCK_MONOTONIC, &done);
+        m->seconds = (double)(done.tv_sec - started.tv_sec) + (double)(done.tv_nsec - started.tv_nsec) * 1e-9;
+        m->generated = p->generated - before;
+        if (make_turn(p, side, &m->turn, 1, &spread)) {
+            *out = 1;
+            return 0;
+        }
+        zeros = m->turn.score == 0 ? zeros + 1 : 0;
+        if (zeros >= scoreless) return 0;
+    }
+}
+

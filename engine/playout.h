@@ -46,8 +46,22 @@ typedef struct {
     uint8_t kept[2][MAX_LETTERS + 1]; /* what each side kept after its last move */
     int has_kept[2];
     uint8_t *bag;                     /* drawn from head, exchanges return at tail */
+    uint64_t generated;               /* plays the searches made (self-play counts them) */
     size_t head, tail;
 } Playout;
+
+/* One move of a self-played game (selfplay_game): the rack it was made from, the turn,
+ * the play's record (for its notation), the plays the search generated, its time. */
+typedef struct {
+    Turn turn;
+    MoveRecord record;
+    uint8_t rack[MAX_LETTERS + 1];
+    uint64_t generated;
+    double seconds;
+} GameMove;
+
+int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, GameMove *moves, size_t room,
+                  size_t *count, int *out);
 
 int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *candidate, const uint8_t *order, size_t n, int plies, double *value, long *unplayed);
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import gcg
-from .board import Board
+from .board import Board, cell_text
 from .endgame import best_by_endgame_value
 from .errors import AnchorError
 from .legality import unseen_counts
@@ -120,14 +120,15 @@ class EndgamePlayer:
 
 
 class Bag:
-    """The tiles not yet drawn, in a seeded random order."""
+    """The tiles not yet drawn, in a seeded random order; exchanged tiles go back at the
+    bottom."""
 
     def __init__(self, rules: Ruleset, rng: random.Random):
         tiles = [ch for ch in rules.alphabet for _ in range(rules.counts[ch])]
         tiles += [BLANK] * rules.blanks
         rng.shuffle(tiles)
         self._tiles = tiles
-        self._rng = rng
+        self._rules = rules
 
     def draw(self, n: int) -> list[str]:
         n = min(n, len(self._tiles))
@@ -135,8 +136,14 @@ class Bag:
         return drawn
 
     def put_back(self, tiles: Sequence[str]) -> None:
-        self._tiles.extend(tiles)
-        self._rng.shuffle(self._tiles)
+        """Tiles exchanged go to the bottom of the bag, letters in alphabet order, blanks
+        last: as the simulation's playouts do, so the C core plays a seed's game alike."""
+        rank = {ch: i for i, ch in enumerate(self._rules.alphabet)}
+        self._tiles.extend(sorted(tiles, key=lambda ch: rank.get(ch, len(rank))))
+
+    def tiles(self) -> list[str]:
+        """The tiles in the order they will be drawn."""
+        return list(self._tiles)
 
     def counts(self) -> Counter[str]:
         return Counter(self._tiles)
@@ -200,9 +207,11 @@ def play_game(
         raise AnchorError(f"{players} players need {players} policies, not {len(policies)}")
     rng = random.Random(seed)
     bag = Bag(rules, rng)
+    game = Game(rules, seed, tuple(f"p{i + 1}" for i in range(players)), scores=[0] * players)
+    if not check and _native(policies):
+        return _play_natively(solver, game, bag, policies, budget)
     racks = [Counter(bag.draw(rules.rack_size)) for _ in range(players)]
     board = Board.empty(rules)
-    game = Game(rules, seed, tuple(f"p{i + 1}" for i in range(players)), scores=[0] * players)
     distribution = Counter({ch: n for ch, n in rules.counts.items() if n})
     if rules.blanks:
         distribution[BLANK] = rules.blanks
@@ -252,25 +261,83 @@ def play_game(
             game.end = "scoreless"
             break
         player = (player + 1) % players
-    # End of game, as the ruleset's [end] says: the player who went out gains `going_out`
-    # times the others' tiles, and they lose their own when `stuck_loses_own`; after the
-    # scoreless turns each loses its own when `scoreless_loses_own`.
+    game.plays_generated = (
+        sum(getattr(pol, "plays_generated", 0) for pol in policies) - counted_before
+    )
+    return _finish(game, racks, player, board)
+
+
+def _finish(game: Game, racks: list[Counter[str]], last: int, board: Board) -> Game:
+    """The end of the game, as the ruleset's [end] says: the player who went out (`last`
+    moved last) gains `going_out` times the others' tiles, and they lose their own when
+    `stuck_loses_own`; after the scoreless turns each loses its own when
+    `scoreless_loses_own`."""
+    rules = game.rules
     end = rules.end
-    game.adjustments = [0] * players
+    game.adjustments = [0] * len(racks)
     for i, r in enumerate(racks):
         value = _rack_value(rules, r)
         if game.end == "out":
-            game.adjustments[player] += end.going_out * value
+            game.adjustments[last] += end.going_out * value
             game.adjustments[i] -= value if end.stuck_loses_own else 0
         elif end.scoreless_loses_own:
             game.adjustments[i] -= value
     game.scores = [s + a for s, a in zip(game.scores, game.adjustments, strict=True)]
     game.racks = [_rack_text(rules, r) for r in racks]
     game.board = board
-    game.plays_generated = (
-        sum(getattr(pol, "plays_generated", 0) for pol in policies) - counted_before
-    )
     return game
+
+
+def _native(policies: Sequence[Policy]) -> bool:
+    """Whether the game can be played in the C core: two equity players with the same
+    leave values, read from a KLV2 graph (a training model has none)."""
+    return (
+        len(policies) == 2
+        and all(type(pol) is EquityPlayer for pol in policies)
+        and policies[0].leaves is policies[1].leaves
+        and hasattr(policies[0].leaves, "graph")
+    )
+
+
+def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Game:
+    """The game of play_game(check=False) for two equity players, every move made in the
+    C core (playout.c's selfplay_game) from the same shuffled bag, by the same choices: the
+    same game, tile for tile (tests/test_selfplay.py holds them equal)."""
+    rules = game.rules
+    order = bytes(0 if ch == BLANK else rules.letter_index[ch] for ch in bag.tiles())
+    nodes, below, values = policies[0].leaves.graph()
+    seconds = budget() if budget is not None else None
+    factor = rules.end.going_out + int(rules.end.stuck_loses_own)
+    generator = solver._generator  # noqa: SLF001 - the engine's own native core
+    moves, went_out, cells, *left = generator.selfplay(
+        order, nodes, below, values, factor, rules.end.scoreless_turns, seconds or 0.0
+    )
+    board = Board(rules, cells)
+    records = b"".join(m[2] for m in moves)
+    plays = iter(generator.describe(records, board.cells, cell_text(rules), False))
+    for i, (kind, score, _record, back, rack, generated, took) in enumerate(moves):
+        player = i % 2
+        if kind == 0:
+            notation, score, row, col, direction, word, placed = next(plays)
+            move = Move(score, row, col, direction, word, placed, label=notation)
+        elif kind == 1:
+            move = Move(0, -1, -1, "", "", (), EXCHANGE, _counts_text(rules, back))
+        else:
+            move = Move(0, -1, -1, "", "", (), PASS)
+        policies[player].plays_generated += generated
+        game.scores[player] += score
+        game.turns.append(Turn(player, _counts_text(rules, rack), move, game.scores[player]))
+        game.move_times.append(took)
+    game.end = "out" if went_out else "scoreless"
+    game.plays_generated = sum(m[5] for m in moves)
+    racks = [Counter(_counts_text(rules, r)) for r in left]
+    return _finish(game, racks, (len(moves) - 1) % 2, board)
+
+
+def _counts_text(rules: Ruleset, counts: bytes) -> str:
+    """Tiles given as a count per tile (blank 0) as rack text: letters in alphabet order,
+    blanks last."""
+    return "".join(ch * counts[t] for t, ch in enumerate(rules.alphabet, 1)) + BLANK * counts[0]
 
 
 def _check_play(solver: Solver, board: Board, rack: str, move: Move) -> None:

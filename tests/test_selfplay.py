@@ -199,3 +199,76 @@ def test_the_training_loop_fits_what_the_games_show(russian):
     assert calls[0][1] == 5 + 100_000 and calls[1][3] is True
     assert said[0].startswith("iteration 1: 6 games (score players)")
     assert "equity player won" in said[1] and "of 2 games" in said[1]
+
+
+def _equity_leaves(name: str, rules: Ruleset, tmp_path):
+    """TWL06's leaves for English; elsewhere a leave model's (random but fixed values for
+    every leave of up to 6 tiles), written as KLV2 and opened like any leave file."""
+    import random
+
+    from anchor.engine.leaves import Leaves
+    from anchor.engine.training import LeaveModel
+
+    from .conftest import data_path
+
+    if name == "english":
+        return Leaves.open(data_path("kwg", "TWL06.klv2"), rules)
+    rng = random.Random(5)
+    model = LeaveModel(rules, [rng.uniform(-8, 8) for _ in range(2 * (rules.size + 1))])
+    path = tmp_path / f"{name}.klv2"
+    path.write_bytes(model.to_klv2(6))
+    return Leaves.open(path, rules)
+
+
+@pytest.mark.parametrize("name, games", [("english", 40), ("russian", 12), ("erudit", 12)])
+def test_the_c_game_loop_plays_the_checked_python_games(name, games, tmp_path):
+    """play_game(check=False) with two equity players runs in the C core; it plays exactly
+    the games the Python loop plays with every invariant checked (plays legal and scored
+    right, tiles conserved): move for move, rack for rack, score for score, to the same
+    end, in three rulesets (Эрудит: four scoreless turns and no going-out bonus)."""
+    from anchor.engine import selfplay
+    from anchor.engine.selfplay import EquityPlayer
+
+    from .conftest import ROOT, data_path
+
+    rules = Ruleset.load(name)
+    kwg = (
+        data_path("kwg", "TWL06.kwg")
+        if name == "english"
+        else ROOT / "dictionaries" / "build" / f"{name}.kwg"
+    )
+    solver = Solver(Lexicon.open(kwg, rules), rules)
+    leaves = _equity_leaves(name, rules, tmp_path)
+    kinds = set()
+    ends = set()
+    for seed in range(games):
+        seats = [EquityPlayer(leaves), EquityPlayer(leaves)]
+        assert selfplay._native(seats)
+        checked = play_game(solver, seed, policies=seats, check=True)
+        native = play_game(
+            solver, seed, policies=[EquityPlayer(leaves), EquityPlayer(leaves)], check=False
+        )
+        want = [
+            (t.player, t.rack, t.move.kind, t.move.notation, t.move.score, t.total)
+            for t in checked.turns
+        ]
+        got = [
+            (t.player, t.rack, t.move.kind, t.move.notation, t.move.score, t.total)
+            for t in native.turns
+        ]
+        assert got == want, (name, seed)
+        assert (native.scores, native.end, native.racks, native.adjustments) == (
+            checked.scores,
+            checked.end,
+            checked.racks,
+            checked.adjustments,
+        ), (name, seed)
+        assert native.board.cells == checked.board.cells
+        assert native.plays_generated == checked.plays_generated
+        assert len(native.move_times) == len(native.turns)
+        kinds |= {t.move.kind for t in native.turns}
+        ends.add(native.end)
+    if name == "english":
+        assert kinds == {"play", "exchange", "pass"} and "out" in ends, (kinds, ends)
+    if name == "erudit":  # four scoreless turns end it (random leave values: many exchanges)
+        assert "scoreless" in ends, ends

@@ -9,6 +9,29 @@
  * between them, is far below this. */
 #define MAX_GAME_MOVES 1024
 
+/* The leave graph Leaves.graph() gives (nodes, leaves below each list, values) as a Klv,
+ * or -1 with a ValueError naming `who` when its buffers do not fit together. */
+int klv_from_buffers(Klv *klv, const Py_buffer *graph, const Py_buffer *counts, const Py_buffer *values,
+                     const char *who) {
+    const uint32_t n = (uint32_t)(graph->len / 4);
+    if (graph->len % 4 || n < 2 || counts->len != graph->len || values->len % 4 || (uintptr_t)graph->buf % 4 ||
+        (uintptr_t)counts->buf % 4 || (uintptr_t)values->buf % 4) {
+        PyErr_Format(PyExc_ValueError, "%s: the leave graph's buffers do not fit together", who);
+        return -1;
+    }
+    *klv = (Klv){graph->buf, counts->buf, n, values->buf, (size_t)values->len / 4};
+    return 0;
+}
+
+/* Free what a Playout was given (its passes, table, bag and move buffers). */
+void playout_release(Playout *p) {
+    free(p->passes);
+    free(p->table);
+    free(p->bag);
+    movebuf_free(&p->buf);
+    if (p->has_all) movebuf_free(&p->all);
+}
+
 const char selfplay_doc[] =
     "selfplay(order, graph, counts, values, out_factor, scoreless, budget=0.0)\n"
     "    -> (moves, went_out, cells, rack0, rack1)\n\n"
@@ -34,7 +57,6 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
     PyObject *result = NULL;
     Playout p = {0};
     GameMove *moves = NULL;
-    const uint32_t n_graph = (uint32_t)(graph.len / 4);
     const uint8_t *order = order_view.buf;
     const size_t n = (size_t)order_view.len;
     if (n < 2 * (size_t)r->rack_size || n > MAX_PLAYOUT_TILES || out_factor < 0 || out_factor > 11 ||
@@ -49,12 +71,8 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
             PyErr_Format(PyExc_ValueError, "selfplay: tile %u is not a tile", order[i]);
             goto out;
         }
-    if (graph.len % 4 || n_graph < 2 || counts.len != graph.len || values.len % 4 ||
-        (uintptr_t)graph.buf % 4 || (uintptr_t)counts.buf % 4 || (uintptr_t)values.buf % 4) {
-        PyErr_SetString(PyExc_ValueError, "selfplay: the leave graph's buffers do not fit together");
-        goto out;
-    }
-    Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
+    Klv klv;
+    if (klv_from_buffers(&klv, &graph, &counts, &values, "selfplay") < 0) goto out;
     p.g = self;
     p.klv = &klv;
     p.out_factor = out_factor;
@@ -101,11 +119,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
                            (Py_ssize_t)(r->alphabet + 1));
 out:
     free(moves);
-    free(p.passes);
-    free(p.table);
-    free(p.bag);
-    movebuf_free(&p.buf);
-    if (p.has_all) movebuf_free(&p.all);
+    playout_release(&p);
     PyBuffer_Release(&order_view);
     PyBuffer_Release(&graph);
     PyBuffer_Release(&counts);

@@ -350,7 +350,6 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     Playout p = {0};
     PyObject *seq = NULL;
     uint8_t rack[MAX_LETTERS + 1] = {0};
-    const uint32_t n_graph = (uint32_t)(graph.len / 4);
     if (cells_view.len != ncells || rack_view.len != r->alphabet + 1) {
         PyErr_Format(PyExc_ValueError, "playouts: %d board cells and %d rack counts expected", ncells,
                      r->alphabet + 1);
@@ -382,11 +381,8 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
             PyErr_Format(PyExc_ValueError, "playouts: unseen tile %u is not a tile", order[i]);
             goto out;
         }
-    if (graph.len % 4 || n_graph < 2 || counts.len != graph.len || values.len % 4 ||
-        (uintptr_t)graph.buf % 4 || (uintptr_t)counts.buf % 4 || (uintptr_t)values.buf % 4) {
-        PyErr_SetString(PyExc_ValueError, "playouts: the leave graph's buffers do not fit together");
-        goto out;
-    }
+    Klv klv;
+    if (klv_from_buffers(&klv, &graph, &counts, &values, "playouts") < 0) goto out;
     seq = PySequence_Fast(candidates, "playouts: candidates must be a sequence");
     if (!seq) goto out;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -403,7 +399,6 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     }
     for (Py_ssize_t i = 0; i < n; i++)
         if (read_turn(r, PySequence_Fast_GET_ITEM(seq, i), board, rack, &turns[i]) < 0) goto out;
-    Klv klv = {graph.buf, counts.buf, n_graph, values.buf, (size_t)values.len / 4};
     p.g = self;
     p.klv = &klv;
     p.out_factor = out_factor;
@@ -449,11 +444,7 @@ out:
     free(turns);
     free(out);
     free(left);
-    free(p.passes);
-    free(p.table);
-    free(p.bag);
-    movebuf_free(&p.buf);
-    if (p.has_all) movebuf_free(&p.all);
+    playout_release(&p);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_view);
     PyBuffer_Release(&order_view);

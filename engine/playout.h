@@ -60,6 +60,11 @@ typedef struct {
     double seconds;
 } GameMove;
 
+/* games.c: the glue's helpers both playouts() and selfplay() use */
+int klv_from_buffers(Klv *klv, const Py_buffer *graph, const Py_buffer *counts, const Py_buffer *values,
+                     const char *who);
+void playout_release(Playout *p);
+
 int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, GameMove *moves, size_t room,
                   size_t *count, int *out);
 

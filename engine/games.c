@@ -33,10 +33,11 @@ void playout_release(Playout *p) {
 }
 
 const char selfplay_doc[] =
-    "selfplay(order, graph, counts, values, out_factor, scoreless, budget=0.0)\n"
+    "selfplay(order, graph, counts, values, out_factor, scoreless, budget=0.0, score=False)\n"
     "    -> (moves, went_out, cells, rack0, rack1)\n\n"
     "A two-player game from the empty board, both sides by equity with the leave graph\n"
-    "(Leaves.graph()); the empty bag by score plus out_factor times the other rack. order:\n"
+    "(Leaves.graph()); the empty bag by score plus out_factor times the other rack. With\n"
+    "score, both by score alone (Greedy; the graph is not read). order:\n"
     "every tile of the set (tile numbers, blank 0), the first rack first, then the second,\n"
     "then the bag; exchanged tiles go back at its bottom. It ends when a side goes out or\n"
     "after `scoreless` scoreless turns in a row. moves: (kind, score, record, back, rack,\n"
@@ -46,12 +47,12 @@ const char selfplay_doc[] =
     "final board; rack0, rack1: the racks left, by tile.";
 
 PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"order", "graph", "counts", "values", "out_factor", "scoreless", "budget", NULL};
+    static char *names[] = {"order", "graph", "counts", "values", "out_factor", "scoreless", "budget", "score", NULL};
     Py_buffer order_view, graph, counts, values;
-    int out_factor, scoreless;
+    int out_factor, scoreless, by_score = 0;
     double budget = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*y*ii|d", names, &order_view, &graph, &counts, &values,
-                                     &out_factor, &scoreless, &budget))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*y*ii|dp", names, &order_view, &graph, &counts, &values,
+                                     &out_factor, &scoreless, &budget, &by_score))
         return NULL;
     const Rules *r = &self->rules;
     PyObject *result = NULL;
@@ -72,9 +73,9 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
             goto out;
         }
     Klv klv;
-    if (klv_from_buffers(&klv, &graph, &counts, &values, "selfplay") < 0) goto out;
+    if (!by_score && klv_from_buffers(&klv, &graph, &counts, &values, "selfplay") < 0) goto out;
     p.g = self;
-    p.klv = &klv;
+    p.klv = by_score ? NULL : &klv;
     p.out_factor = out_factor;
     p.passes = malloc(2 * sizeof *p.passes);
     p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
@@ -93,7 +94,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
     size_t count = 0;
     int went_out = 0, failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = selfplay_game(&p, order, n, scoreless, moves, MAX_GAME_MOVES, &count, &went_out);
+    failed = selfplay_game(&p, order, n, scoreless, by_score, moves, MAX_GAME_MOVES, &count, &went_out);
     Py_END_ALLOW_THREADS
     if (failed) {
         raise_failure(failed, "the self-played game", budget);

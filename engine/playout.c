@@ -266,16 +266,42 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
     return 0;
 }
 
+/* The highest-scoring play (engine/selfplay.py's Greedy: no leave values, the empty bag
+ * no different); without one, the whole rack exchanged while the bag holds a rack, else
+ * the pass. */
+static int score_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
+    const Rules *r = &p->g->rules;
+    MoveBuf *buf = &p->buf;
+    buf->count = buf->total = buf->seq = 0;
+    buf->pruned = buf->has_floor = 0;
+    SearchArgs args = p->args;
+    args.leaves = NULL;
+    int failed = search_moves(p->g, p->board, p->rack[side], p->held[side], &args, p->passes, buf);
+    if (failed) return failed;
+    p->generated += buf->total;
+    memset(turn, 0, sizeof *turn);
+    if (buf->count) {
+        record_turn(r, &buf->items[0], turn);
+        *chosen = buf->items[0];
+    } else if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
+        turn->kind = TURN_EXCHANGE;
+        memcpy(turn->back, p->rack[side], sizeof turn->back);
+    } else {
+        turn->kind = TURN_PASS;
+    }
+    return 0;
+}
+
 /* A whole two-player game from the empty board, both sides playing as a playout's do
  * (engine/selfplay.py's EquityPlayer; the empty bag by score plus the going-out
- * adjustment): the racks dealt from `order` (n tiles, the first player's first), then
+ * adjustment), or `by_score` as Greedy does (score_turn): the racks dealt from `order` (n tiles, the first player's first), then
  * each move's tiles drawn from its head, exchanged tiles put back at its tail. It ends
  * when a side goes out with the bag empty or after `scoreless` scoreless turns in a row.
  * The passes must hold the empty board (prepare_pass). Every move goes to `moves` (room
  * for `room`); *count says how many, *out whether the last went out. Returns 0 or a
  * FAIL_ code (FAIL_MEMORY when `room` is too small). */
-int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, GameMove *moves, size_t room,
-                  size_t *count, int *out) {
+int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, int by_score, GameMove *moves,
+                  size_t room, size_t *count, int *out) {
     const Rules *r = &p->g->rules;
     memset(p->board, 0, (size_t)(r->rows * r->cols));
     memset(p->rack, 0, sizeof p->rack);
@@ -304,7 +330,7 @@ int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, Gam
         struct timespec started, done;
         clock_gettime(CLOCK_MONOTONIC, &started);
         const uint64_t before = p->generated;
-        int failed = best_turn(p, side, &m->turn, &m->record);
+        int failed = by_score ? score_turn(p, side, &m->turn, &m->record) : best_turn(p, side, &m->turn, &m->record);
         if (failed) return failed;
         clock_gettime(CLOCK_MONOTONIC, &done);
         m->seconds = (double)(done.tv_sec - started.tv_sec) + (double)(done.tv_nsec - started.tv_nsec) * 1e-9;

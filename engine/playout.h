@@ -65,8 +65,8 @@ int klv_from_buffers(Klv *klv, const Py_buffer *graph, const Py_buffer *counts, 
                      const char *who);
 void playout_release(Playout *p);
 
-int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, GameMove *moves, size_t room,
-                  size_t *count, int *out);
+int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, int by_score, GameMove *moves,
+                  size_t room, size_t *count, int *out);
 
 int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *candidate, const uint8_t *order, size_t n, int plies, double *value, long *unplayed);
 

@@ -289,28 +289,34 @@ def _finish(game: Game, racks: list[Counter[str]], last: int, board: Board) -> G
 
 
 def _native(policies: Sequence[Policy]) -> bool:
-    """Whether the game can be played in the C core: two equity players with the same
-    leave values, read from a KLV2 graph (a training model has none)."""
+    """Whether the game can be played in the C core: two Greedy players, or two equity
+    players with the same leave values, read from a KLV2 graph (a training model has
+    none)."""
+    if len(policies) != 2:
+        return False
+    if all(type(pol) is Greedy for pol in policies):
+        return True
     return (
-        len(policies) == 2
-        and all(type(pol) is EquityPlayer for pol in policies)
+        all(type(pol) is EquityPlayer for pol in policies)
         and policies[0].leaves is policies[1].leaves
         and hasattr(policies[0].leaves, "graph")
     )
 
 
 def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Game:
-    """The game of play_game(check=False) for two equity players, every move made in the
-    C core (playout.c's selfplay_game) from the same shuffled bag, by the same choices: the
-    same game, tile for tile (tests/test_selfplay.py holds them equal)."""
+    """The game of play_game(check=False) for two equity players (or two Greedy ones),
+    every move made in the C core (playout.c's selfplay_game) from the same shuffled bag,
+    by the same choices: the same game, tile for tile (tests/test_selfplay.py holds them
+    equal)."""
     rules = game.rules
     order = bytes(0 if ch == BLANK else rules.letter_index[ch] for ch in bag.tiles())
-    nodes, below, values = policies[0].leaves.graph()
+    by_score = type(policies[0]) is Greedy
+    nodes, below, values = (b"", b"", b"") if by_score else policies[0].leaves.graph()
     seconds = budget() if budget is not None else None
     factor = rules.end.going_out + int(rules.end.stuck_loses_own)
     generator = solver._generator  # noqa: SLF001 - the engine's own native core
     moves, went_out, cells, *left = generator.selfplay(
-        order, nodes, below, values, factor, rules.end.scoreless_turns, seconds or 0.0
+        order, nodes, below, values, factor, rules.end.scoreless_turns, seconds or 0.0, by_score
     )
     board = Board(rules, cells)
     records = b"".join(m[2] for m in moves)

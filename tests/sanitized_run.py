@@ -143,14 +143,17 @@ from anchor.engine.selfplay import EquityPlayer, play_game  # noqa: E402
 
 for seed in range(3):  # whole games in the C core
     play_game(solver, seed, policies=[EquityPlayer(leaves), EquityPlayer(leaves)], check=False)
+    play_game(solver, seed, check=False)  # two Greedy players
 for _ in range(300):  # orders of any tiles and length, leave graphs nobody checked
-    order = bytes(rng.randrange(0, 27 + (rng.random() < 0.05)) for _ in range(rng.randrange(0, 200)))
+    order = bytes(
+        rng.randrange(0, 27 + (rng.random() < 0.05)) for _ in range(rng.randrange(0, 200))
+    )
     bad_graph = array("I", graph)
     for _ in range(rng.randrange(0, 3)):
         bad_graph[rng.randrange(len(bad_graph))] = rng.randrange(2**32)
     try:
         gen.selfplay(order, bad_graph, counts, leaves._values, rng.randrange(-1, 13),
-                     rng.randrange(0, 8))  # fmt: skip
+                     rng.randrange(0, 8), 0.0, rng.random() < 0.3)  # fmt: skip
     except (ValueError, MemoryError):
         pass
 print(f"ok {total} {_movegen.__file__}")

@@ -317,6 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ruleset", default="english")
     p.add_argument("--words", required=True, help="UTF-8 text file, one word a line")
     p.add_argument("--out", required=True, help="output .kwg path")
+    p.add_argument(
+        "--no-gaddag",
+        action="store_true",
+        help="the DAWG alone: a sixth of the size, slower best-play search (default: both)",
+    )
     p.set_defaults(func=cmd_build_lexicon)
     return parser
 

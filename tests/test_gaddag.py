@@ -15,6 +15,8 @@ import struct
 from functools import cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.gcg import read_gcg, replay
@@ -78,8 +80,39 @@ def assert_same(board: Board, rack: str, **options) -> int:
 def test_the_gaddag_is_used_only_when_there_is_one():
     led, walked = solvers()
     assert led._generator.gaddag and not walked._generator.gaddag
-    built = Lexicon.build(["CAT", "CATS", "AT"], RULES)  # our own files carry no GADDAG
+    built = Lexicon.build(["CAT", "CATS", "AT"], RULES)  # built without one: no GADDAG
     assert not Solver(built, RULES)._generator.gaddag
+    both = Lexicon.build(["CAT", "CATS", "AT"], RULES, gaddag=True)
+    assert Solver(both, RULES)._generator.gaddag  # covers the DAWG: the load check says so
+
+
+def test_our_builder_writes_magpies_twl06_byte_for_byte():
+    """Lexicon.build with its GADDAG, on the TWL06 word list: the very file MAGPIE ships
+    (DAWG and GADDAG, 830,481 nodes), so the format is the one every engine reads."""
+    words = data_path("wordlists", "twl06.txt").read_text().split()
+    built = Lexicon.build(words, RULES, gaddag=True)
+    assert built.to_bytes() == data_path("kwg", "TWL06.kwg").read_bytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sets(st.text(alphabet="ACEINRST", min_size=2, max_size=7), min_size=1, max_size=80),
+    st.text(alphabet="ACEINRST?", min_size=1, max_size=7),
+)
+def test_a_built_gaddag_finds_what_the_dawg_alone_finds(words, rack):
+    """On any word list the builder's GADDAG passes the load check and leaves every play,
+    score and order as the DAWG alone gives them (it only picks left parts)."""
+    with_g = Solver(Lexicon.build(words, RULES, gaddag=True), RULES)
+    without = Solver(Lexicon.build(words, RULES), RULES)
+    assert with_g._generator.gaddag
+    board = Board.empty(RULES)
+    first = without.generate_moves(board, rack, limit=1)
+    if len(first):  # a board with that play on it, so anchors have tiles after them
+        board = board.apply(first[0].placed)
+    for kwargs in ({}, {"limit": 3}):
+        a = with_g.generate_moves(board, rack, **kwargs)
+        b = without.generate_moves(board, rack, **kwargs)
+        assert [(m.notation, m.score) for m in a] == [(m.notation, m.score) for m in b]
 
 
 def test_bench_positions_all_plays_and_best_first():

@@ -122,6 +122,89 @@ static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
 }
 
+/* The best score of the bingos under `key` placed on columns [start, end) of `row` (as
+ * many empty squares as the rack has tiles, the others holding board tiles), `blank` the
+ * letter a blank stands for (0: no blank), or -1 when none fits: each board letter where
+ * the word has it, each rack letter where the square's cross-set allows it, the rack's
+ * tiles exactly; the blank on the square where it costs least. Scored as extend_right
+ * scores a play. */
+static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, unsigned blank) {
+    const Anagrams *set = s->ctx.anagrams;
+    if (!key) key = 1;
+    size_t slot = anagram_slot(set, key);
+    while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
+    if (!set->slots[slot]) return -1;
+    const Rules *r = s->ctx.rules;
+    const int base = row * s->pass.cols, len = end - start;
+    int32_t best = -1;
+    for (uint32_t w = set->head[slot]; w; w = set->next[w - 1]) {
+        const uint8_t *word = set->tiles + set->start[w - 1];
+        if (set->length[w - 1] != len) continue;
+        uint8_t want[MAX_LETTERS + 1];
+        memcpy(want, s->rack, sizeof want);
+        if (blank) {
+            want[0] = 0;
+            want[blank]++; /* the blank, as its letter */
+        }
+        int32_t main = 0, mult = 1, cross = 0;
+        int fits = 1;
+        for (int i = 0; i < len && fits; i++) {
+            const int idx = base + start + i;
+            const uint8_t cell = s->pass.cells[idx];
+            const unsigned x = word[i];
+            if (cell) {
+                fits = (cell & TILE_MASK) == x;
+                main += tile_points(r, cell);
+                continue;
+            }
+            if (!want[x] || !(s->pass.cross[idx] >> x & 1)) {
+                fits = 0;
+                break;
+            }
+            want[x]--;
+            const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
+            const int32_t points = r->values[x] * lm;
+            main += points;
+            mult *= wm;
+            if (cs >= 0) cross += (cs + points) * wm;
+        }
+        if (!fits) continue;
+        int32_t score = main * mult + cross + r->bingo;
+        if (blank) {
+            /* the blank on the square where its letter is worth least */
+            int32_t least = INT32_MAX;
+            for (int i = 0; i < len; i++) {
+                const int idx = base + start + i;
+                if (s->pass.cells[idx] || word[i] != blank) continue;
+                const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
+                const int32_t points = r->values[blank] * lm;
+                const int32_t lost = points * mult + (cs >= 0 ? points * wm : 0);
+                if (lost < least) least = lost;
+            }
+            if (least == INT32_MAX) continue; /* no square for the blank: not this rack's */
+            score -= least;
+        }
+        if (score > best) best = score;
+    }
+    return best;
+}
+
+/* The best bingo that fits columns [start, end) of `row`, the span holding board letters
+ * whose codes sum to `with`: -1 when none does; -2 when it is not known (two blanks). */
+static int32_t best_bingo(const Search *s, int row, int start, int end, uint64_t with) {
+    const Bingos *b = s->bingos;
+    const Anagrams *set = s->ctx.anagrams;
+    if (!set || !b->checked || s->rack[0] > 1) return -2;
+    const uint64_t key = b->key + with;
+    if (!s->rack[0]) return place_bingos(s, key, row, start, end, 0);
+    int32_t best = -1;
+    for (int x = 1; x <= s->ctx.rules->alphabet; x++) {
+        int32_t got = place_bingos(s, key + set->code[x], row, start, end, (unsigned)x);
+        if (got > best) best = got;
+    }
+    return best;
+}
+
 /* Shadow bound (MAGPIE's "shadow playing"): the span bound above, taken over every span of
  * squares a play at this anchor could cover. Every term of it grows with the span, so for
  * each length l of the left part only the longest span counts: l squares left of the
@@ -153,6 +236,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     int32_t board_upto[MAX_RACK + 1];
     int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
     uint64_t codes_upto[MAX_RACK + 1]; /* and the codes of those tiles' letters (Anagrams) */
+    int empty_col[MAX_RACK + 1]; /* the column of each empty square the span reaches */
     int right = 0, tiles = 0, most_left = MAX_SIDE;
     int32_t points = 0;
     uint64_t codes = left_codes;
@@ -173,6 +257,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         left_upto[right] = most_left;
         codes_upto[right] = codes;
         if (right == s->rack_left || !(s->pass.cross[idx] & can)) break;
+        empty_col[right] = c;
         line[MAX_RACK + right++] = square_at(s, idx);
         board_upto[right] = points; /* in case the row ends next */
         tiles_upto[right] = tiles;
@@ -184,6 +269,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     left_upto[right] = most_left;
     codes_upto[right] = codes;
     float top = -INFINITY;
+    b->bingo = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
         b->any[l] = b->blank[l] = -INFINITY;
@@ -210,6 +296,20 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             float blank = -INFINITY;
             int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            if (bingo && s->leaves) {
+                /* the span takes the whole rack: its plays are the bingos that fit it, so
+                 * its bound is the best of them, exactly (each puts down the blank, when
+                 * the rack has one) */
+                int end = empty_col[r - 1] + 1;
+                while (end < s->pass.cols && s->pass.cells[base + end]) end++;
+                int32_t best = best_bingo(s, row, anchor - l - left_len, end, codes_upto[r]);
+                if (best == -1) continue;
+                if (best >= 0) {
+                    any = (float)best + s->best_leave[l + r];
+                    blank = s->rack[0] ? any : -INFINITY;
+                    b->bingo = max_bound(b->bingo, any);
+                }
+            }
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
             if (!s->leaves) break;

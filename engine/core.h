@@ -73,6 +73,9 @@ typedef struct {
     uint64_t floor_order;
     uint32_t floor_rises; /* how often the floor was set: cached answers of could_rank go
                            * stale when it changes */
+    float known;          /* keep == 1, by equity: the worth of a play known to exist (a
+                           * bingo the shadow bounds placed), so nothing worth less can be
+                           * the best; -inf when none is known */
 } MoveBuf;
 
 #define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
@@ -105,6 +108,7 @@ typedef struct {
 typedef struct {
     float any[MAX_RACK + 1];
     float blank[MAX_RACK + 1];
+    float bingo; /* the best bingo placed at this anchor, exactly (by equity); -inf: none */
 } AnchorBounds;
 
 /* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
@@ -160,7 +164,15 @@ typedef struct {
     size_t mask; /* slots - 1, a power of two less one */
     size_t count;
     uint64_t code[MAX_LETTERS + 1]; /* by letter */
+    /* the words themselves, by key: head[slot] the last word added with the slot's key and
+     * next[w] the one before it (indices + 1; 0 ends the chain); a word's tiles at
+     * tiles[start[w] .. start[w] + length[w] - 1] */
+    uint32_t *head, *next, *start;
+    uint8_t *length, *tiles;
+    size_t words, word_cap, tiles_used, tile_cap;
 } Anagrams;
+
+void anagrams_free(Anagrams *a);
 
 /* What the search knows of the rack's bingos, shared by both passes (the rack is whole
  * whenever bounds are taken, so one answer per set of board letters serves the whole

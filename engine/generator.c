@@ -16,7 +16,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->masks);
     free(self->runs);
     free(self->reach);
-    free(self->anagrams.slots);
+    anagrams_free(&self->anagrams);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -43,6 +43,7 @@ static inline int beats_floor(const MoveBuf *b, int by_equity, int32_t score, fl
 
 /* Whether some play bounded by `bound` whose order key is at least `first` could rank. */
 static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint64_t first) {
+    if (bound < b->known) return 0; /* a play known to exist is worth more */
     if (!b->has_floor) return 1;
     float floor = by_equity ? b->floor_equity : (float)b->floor_score;
     return bound > floor || (bound == floor && first < b->floor_order);
@@ -701,6 +702,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
                     memcpy(bounds, local, sizeof local);
                 }
                 float bound = anchor_bound(s, row, col, &bounds[n]);
+                if (buf->keep == 1 && by_equity) buf->known = max_bound(buf->known, bounds[n].bingo);
                 if (bound > -INFINITY) {
                     uint32_t ordinal = (uint32_t)(dir * MAX_CELLS + idx);
                     refs[n] = (AnchorRef){anchor_rank(bound, ordinal), bound, ordinal, (uint32_t)n};
@@ -747,6 +749,7 @@ void attach(Search *p, const Generator *g) {
 int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
+    buf->known = -INFINITY; /* until the bounds place a bingo */
     int32_t tile_desc[MAX_RACK] = {0};
     float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
     rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);

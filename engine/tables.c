@@ -39,20 +39,29 @@ int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_
     }
 }
 
-static int anagram_add(Anagrams *a, uint64_t key) {
+/* The slot of `key`, added when new; -1 when memory is out. Keeps the set at most half
+ * full, the words' chains moving with their keys. */
+static long anagram_add(Anagrams *a, uint64_t key) {
     if (!key) key = 1;
-    if (2 * (a->count + 1) > a->mask + 1) { /* keep it at most half full */
+    if (2 * (a->count + 1) > a->mask + 1) {
         size_t size = 2 * (a->mask + 1);
         uint64_t *old = a->slots, old_mask = a->mask;
-        if (!(a->slots = calloc(size, sizeof *a->slots))) {
+        uint32_t *old_head = a->head;
+        a->slots = calloc(size, sizeof *a->slots);
+        a->head = calloc(size, sizeof *a->head);
+        if (!a->slots || !a->head) {
+            free(a->slots);
+            free(a->head);
             a->slots = old;
+            a->head = old_head;
             return -1;
         }
         a->mask = size - 1;
         a->count = 0;
         for (size_t i = 0; i <= old_mask; i++)
-            if (old[i]) anagram_add(a, old[i]);
+            if (old[i]) a->head[anagram_add(a, old[i])] = old_head[i];
         free(old);
+        free(old_head);
     }
     size_t i = anagram_slot(a, key);
     while (a->slots[i] && a->slots[i] != key) i = (i + 1) & a->mask;
@@ -60,7 +69,52 @@ static int anagram_add(Anagrams *a, uint64_t key) {
         a->slots[i] = key;
         a->count++;
     }
+    return (long)i;
+}
+
+/* Grow *array to room for `cap` items of `size` bytes; -1 when memory is out. */
+static int room_for(void **array, size_t cap, size_t size) {
+    void *grown = realloc(*array, cap * size);
+    if (!grown) return -1;
+    *array = grown;
     return 0;
+}
+
+/* A word of `len` tiles, under `key`; -1 when memory is out. */
+static int anagram_add_word(Anagrams *a, uint64_t key, const unsigned *tile, int len) {
+    long slot = anagram_add(a, key);
+    if (slot < 0) return -1;
+    if (a->words == a->word_cap) {
+        size_t cap = a->word_cap ? 2 * a->word_cap : 4096;
+        if (room_for((void **)&a->next, cap, sizeof *a->next) < 0 ||
+            room_for((void **)&a->start, cap, sizeof *a->start) < 0 ||
+            room_for((void **)&a->length, cap, sizeof *a->length) < 0)
+            return -1;
+        a->word_cap = cap;
+    }
+    if (a->tiles_used + (size_t)len > a->tile_cap) {
+        size_t cap = a->tile_cap ? 2 * a->tile_cap : 65536;
+        while (cap < a->tiles_used + (size_t)len) cap *= 2;
+        if (room_for((void **)&a->tiles, cap, 1) < 0) return -1;
+        a->tile_cap = cap;
+    }
+    size_t w = a->words++;
+    a->next[w] = a->head[slot];
+    a->head[slot] = (uint32_t)(w + 1);
+    a->start[w] = (uint32_t)a->tiles_used;
+    a->length[w] = (uint8_t)len;
+    for (int i = 0; i < len; i++) a->tiles[a->tiles_used++] = (uint8_t)tile[i];
+    return 0;
+}
+
+void anagrams_free(Anagrams *a) {
+    free(a->slots);
+    free(a->head);
+    free(a->next);
+    free(a->start);
+    free(a->length);
+    free(a->tiles);
+    a->slots = NULL;
 }
 
 /* A letter's code for Anagrams keys: splitmix64 of the letter, fixed so that keys are
@@ -123,7 +177,7 @@ static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node
     w->key[len] = w->key[len - 1] + w->set->code[tile[len - 1]];
     if (!kwg_accepts(node) || len < w->rack) return 0;
     if (w->set->count >= w->most) return WALK_STOP;
-    return anagram_add(w->set, w->key[len]) < 0 ? -1 : 0;
+    return anagram_add_word(w->set, w->key[len], tile, len) < 0 ? -1 : 0;
 }
 
 /* Every word of `rack` to MAX_SIDE letters, by its letters (Anagrams). A graph that takes
@@ -135,12 +189,17 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
     memset(out, 0, sizeof *out);
     for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
     Anagrams set = *out;
-    if (!(set.slots = calloc(1024, sizeof *set.slots))) return -1;
+    set.slots = calloc(1024, sizeof *set.slots);
+    set.head = calloc(1024, sizeof *set.head);
+    if (!set.slots || !set.head) {
+        anagrams_free(&set);
+        return -1;
+    }
     set.mask = 1023;
     AnagramWalk w = {.set = &set, .rack = rack, .most = ANAGRAM_KEYS * (size_t)extent + 1024};
     int stop = walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, anagram_visit, &w);
     if (stop) {
-        free(set.slots);
+        anagrams_free(&set);
         return stop < 0 ? -1 : 0;
     }
     *out = set;

@@ -173,7 +173,10 @@ def verify(path: Path, pinned: str | None = None) -> list[str]:
     if digest != info.sha256:
         problems.append(f"{path}: sha256 {digest[:16]}… is not the sidecar's {info.sha256[:16]}…")
     if pinned and digest != pinned:
-        problems.append(f"{path}: sha256 {digest[:16]}… is not the recipe's pin {pinned[:16]}…")
+        problems.append(
+            f"{path}: sha256 {digest[:16]}… is not the recipe's pin {pinned[:16]}… (built by "
+            f"an older Anchor? `anchor lexicon install {path.stem}` builds it anew)"
+        )
     try:
         lexicon = Lexicon.open(path, Ruleset.load(info.ruleset))
         if len(lexicon) != info.words:

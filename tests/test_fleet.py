@@ -484,3 +484,41 @@ def test_metrics_show_each_lanes_depth(server, queue, tmp_path):
         assert f'anchor_queue_depth{{lane="interactive",queue="{queue}"}} 0.0' in lines
     finally:
         worker.stop()
+
+
+def test_a_stop_swallowed_by_a_callback_still_stops_the_worker(capsys):
+    """SIGTERM landing while Python runs a weakref callback: RQ's StopRequested is raised
+    there and swallowed ("Exception ignored", a traceback in the log; the clean-clone run
+    of the k8s emulation caught one). The worker's hook keeps it out of the log, and the
+    flag its work loop stops on is set before RQ raises."""
+    import sys
+    import types
+
+    from rq.exceptions import StopRequested
+
+    from anchor.worker.worker import AnchorWorker, quiet_stop
+
+    quiet_stop(types.SimpleNamespace(exc_value=StopRequested(), exc_type=StopRequested,
+                                     exc_traceback=None, err_msg=None, object=None))  # fmt: skip
+    assert capsys.readouterr().err == ""
+    seen = []
+    default, sys.__unraisablehook__ = sys.__unraisablehook__, seen.append
+    try:
+        other = types.SimpleNamespace(exc_value=ValueError("x"))
+        quiet_stop(other)
+    finally:
+        sys.__unraisablehook__ = default
+    assert seen == [other]  # anything else is Python's to report
+
+    worker = AnchorWorker.__new__(AnchorWorker)  # only request_stop's bookkeeping is used
+    worker._stop_requested = False
+    calls = []
+    from rq.worker import SimpleWorker
+
+    original = SimpleWorker.request_stop
+    SimpleWorker.request_stop = lambda self, signum, frame: calls.append(signum)
+    try:
+        worker.request_stop(15, None)
+    finally:
+        SimpleWorker.request_stop = original
+    assert worker.stopping and worker._stop_requested and calls == [15]

@@ -33,7 +33,7 @@ from .metrics import HEALTH, METRICS, QueueDepths, serve
 from .queues import AnchorQueue, lane_queues
 from .runner import LexiconRegistry
 from .snapshot import prune, release_all, snapshot
-from .worker import HEARTBEAT_INTERVAL, AnchorWorker, redis_trouble
+from .worker import HEARTBEAT_INTERVAL, AnchorWorker, quiet_stop, redis_trouble
 
 log = logging.getLogger("anchor.worker")
 MAINTENANCE_INTERVAL = 5  # seconds between registry clean-ups (requeueing dead workers' jobs)
@@ -189,6 +189,7 @@ def redis_connection(url: str, password_file: str | None, environ=os.environ) ->
 def run(args) -> int:
     """Run the worker with the arguments worker/cli.py parsed; exit status."""
     logs.configure(args.log_format, args.log_level)
+    sys.unraisablehook = quiet_stop
     if args.nice:
         os.nice(min(args.nice, 19))
     redis_url = args.redis_url or os.environ.get("REDIS_URL") or "redis://localhost:6379/0"

@@ -105,6 +105,11 @@ class AnchorWorker(SimpleWorker):
 
     def request_stop(self, signum, frame):
         self.stopping = True
+        # RQ raises StopRequested here when idle, to break out of the wait for a job. The
+        # signal can land while Python runs a callback of its own (a weakref's, in the
+        # garbage collector), where the raise is swallowed (quiet_stop keeps it out of the
+        # log): the work loop then stops at its next turn, on this flag.
+        self._stop_requested = True
         return super().request_stop(signum, frame)
 
     def handle_warm_shutdown_request(self) -> None:
@@ -501,3 +506,13 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def quiet_stop(unraisable) -> None:
+    """sys.unraisablehook for a worker: a StopRequested raised inside a callback Python
+    runs on its own cannot stop anything there (AnchorWorker.request_stop has set the flag
+    the work loop stops on), so it is not a traceback in the log; everything else goes to
+    Python's own hook."""
+    if isinstance(unraisable.exc_value, StopRequested):
+        return
+    sys.__unraisablehook__(unraisable)

@@ -20,6 +20,8 @@ from anchor.engine.winpct import model_for
 from . import protocol as p
 from .client import AnalysisClient, Progress
 
+MAX_SHARES = 64  # jobs a round is split into by default, however many workers are listed
+
 
 @dataclass(frozen=True, slots=True)
 class SimulationJob:
@@ -46,7 +48,8 @@ def simulate(
     every round. The answer is the same for any split."""
     if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
-    shares = client.capacity() if per_job is None else 0
+    # anyone may register a worker name: a few dozen shares is as fine as any split gets
+    shares = min(client.capacity(), MAX_SHARES) if per_job is None else 0
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)
     lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
     tables: list[list] = []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import gcg
 from .board import Board, cell_text
 from .endgame import best_by_endgame_value
-from .errors import AnchorError
+from .errors import AnchorError, WorkLimitError
 from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
@@ -315,9 +315,12 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
     seconds = budget() if budget is not None else None
     factor = rules.end.going_out + int(rules.end.stuck_loses_own)
     generator = solver._generator  # noqa: SLF001 - the engine's own native core
-    moves, went_out, cells, *left = generator.selfplay(
-        order, nodes, below, values, factor, rules.end.scoreless_turns, seconds or 0.0, by_score
-    )
+    try:
+        moves, went_out, cells, *left = generator.selfplay(
+            order, nodes, below, values, factor, rules.end.scoreless_turns, seconds or 0.0, by_score
+        )
+    except TimeoutError:  # the job's time ran out mid-game: the caller's `timeout`, not a bug
+        raise WorkLimitError(f"self-play game {game.seed} ran past {seconds:g} s") from None
     board = Board(rules, cells)
     records = b"".join(m[2] for m in moves)
     plays = iter(generator.describe(records, board.cells, cell_text(rules), False))

@@ -202,6 +202,13 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
         anagrams_free(&set);
         return stop < 0 ? -1 : 0;
     }
+    /* no slack past the last word: each worker keeps these for its life */
+    if (set.words) {
+        room_for((void **)&set.next, set.words, sizeof *set.next);
+        room_for((void **)&set.start, set.words, sizeof *set.start);
+        room_for((void **)&set.length, set.words, sizeof *set.length);
+        room_for((void **)&set.tiles, set.tiles_used, 1);
+    }
     *out = set;
     return 0;
 }

@@ -280,3 +280,25 @@ def test_the_c_game_loop_plays_the_checked_python_games(name, games, policy, tmp
         assert kinds == {"play", "exchange", "pass"} and "out" in ends, (kinds, ends)
     if name == "erudit" and policy == "equity":  # random leave values: exchanges, 4 scoreless
         assert "scoreless" in ends, ends
+
+
+def test_a_native_game_past_its_budget_is_a_work_limit_not_a_crash():
+    """The job's time running out inside the C game loop is the caller's timeout
+    (WorkLimitError, which the runner answers as `timeout`), as in the Python loop."""
+    from anchor.engine.errors import WorkLimitError
+
+    solver = Solver(Lexicon.open(DEFAULT_KWG, ENGLISH), ENGLISH)
+    with pytest.raises(WorkLimitError, match="ran past"):
+        play_game(solver, 1, check=False, budget=lambda: 1e-6)
+
+
+def test_build_lexicon_writes_the_gaddag_unless_told_not_to(tmp_path):
+    """`anchor build-lexicon` as the README gives it: the GADDAG by default (the generator
+    takes it), the DAWG alone with --no-gaddag."""
+    words = tmp_path / "words.txt"
+    words.write_text("CAT\nCATS\nAT\nACT\nTAC\n")
+    for flag, has in (([], True), (["--no-gaddag"], False)):
+        out = tmp_path / f"w{len(flag)}.kwg"
+        assert main(["build-lexicon", "--words", str(words), "--out", str(out), *flag]) == 0
+        solver = Solver(Lexicon.open(out, ENGLISH), ENGLISH)
+        assert bool(solver._generator.gaddag) == has

@@ -746,3 +746,26 @@ def test_the_client_refuses_a_simulation_answer_it_cannot_merge(monkeypatch):
     settings = Simulation(candidates=3, plies=1, iterations=4, round_size=4)
     with pytest.raises(AnchorError, match="another version"):
         simulate(client, job, settings, per_job=2)
+
+
+def test_a_flood_of_listed_workers_does_not_shred_the_rounds():
+    """Anyone may register worker names on the queue: the default split stops at
+    MAX_SHARES jobs a round, and the answer is the one any split gives."""
+    from anchor.client.simulation import MAX_SHARES
+
+    registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+    client = AnalysisClient(registry=registry)
+    client.capacity = lambda: 10**6
+    sent = []
+    analyze_many = client.analyze_many
+
+    def counted(requests, **kwargs):
+        sent.append(len(requests))
+        return analyze_many(requests, **kwargs)
+
+    client.analyze_many = counted
+    settings = Simulation(candidates=3, plies=1, iterations=256, seed=3, round_size=128)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    got = simulate(client, job, settings)
+    assert sent and max(sent) <= MAX_SHARES
+    assert got == simulate(AnalysisClient(registry=registry), job, settings, per_job=128)

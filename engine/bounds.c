@@ -269,7 +269,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     left_upto[right] = most_left;
     codes_upto[right] = codes;
     float top = -INFINITY;
-    b->bingo = -INFINITY;
+    b->bingo = b->other = -INFINITY;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
         b->any[l] = b->blank[l] = -INFINITY;
@@ -296,6 +296,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             float blank = -INFINITY;
             int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            int exact = 0; /* the span's bound is its best bingo */
             if (bingo && s->leaves) {
                 /* the span takes the whole rack: its plays are the bingos that fit it, so
                  * its bound is the best of them, exactly (each puts down the blank, when
@@ -308,8 +309,10 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
                     any = (float)best + s->best_leave[l + r];
                     blank = s->rack[0] ? any : -INFINITY;
                     b->bingo = max_bound(b->bingo, any);
+                    exact = 1;
                 }
             }
+            if (!exact) b->other = max_bound(b->other, any);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
             if (!s->leaves) break;
@@ -317,6 +320,111 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         if (b->any[l] > top) top = b->any[l];
     }
     return top;
+}
+
+/* Every way the words under `key` (the rack's letters, `blank` the one its blank stands
+ * for or 0, and the span's board letters) lie on columns [start, end) of `row`, anchor
+ * `anchor`: each board letter where the word has it, each rack letter where its square's
+ * cross-set allows it, the rack's tiles exactly, and the blank on each square of its
+ * letter in turn. Appends to out[*n]; -1 when more than `most`. */
+static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end, int anchor, unsigned blank,
+                      BingoPlay *out, int *n, int most) {
+    const Anagrams *set = s->ctx.anagrams;
+    if (!key) key = 1;
+    size_t slot = anagram_slot(set, key);
+    while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
+    if (!set->slots[slot]) return 0;
+    const Rules *r = s->ctx.rules;
+    const int base = row * s->pass.cols, len = end - start;
+    for (uint32_t w = set->head[slot]; w; w = set->next[w - 1]) {
+        const uint8_t *word = set->tiles + set->start[w - 1];
+        if (set->length[w - 1] != len) continue;
+        uint8_t want[MAX_LETTERS + 1];
+        memcpy(want, s->rack, sizeof want);
+        if (blank) {
+            want[0] = 0;
+            want[blank]++;
+        }
+        int fits = 1;
+        for (int i = 0; i < len && fits; i++) {
+            const uint8_t cell = s->pass.cells[base + start + i];
+            const unsigned x = word[i];
+            if (cell)
+                fits = (cell & TILE_MASK) == x;
+            else if (!want[x]-- || !(s->pass.cross[base + start + i] >> x & 1))
+                fits = 0;
+        }
+        if (!fits) continue;
+        for (int at = blank ? 0 : -1; at < len; at++) { /* the blank's square (-1: none) */
+            if (blank && (s->pass.cells[base + start + at] || word[at] != blank)) continue;
+            if (*n == most) return -1;
+            BingoPlay *p = &out[(*n)++];
+            Tally t = {0, 1, 0, r->rack_size};
+            int k = 0, left = 0;
+            for (int i = 0; i < len; i++) {
+                const int idx = base + start + i;
+                const uint8_t cell = s->pass.cells[idx];
+                if (cell) {
+                    t.main += tile_points(r, cell);
+                    continue;
+                }
+                const unsigned x = word[i];
+                const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
+                const int32_t points = i == at ? 0 : r->values[x];
+                t.main += points * lm;
+                t.mult *= wm;
+                if (cs >= 0) t.cross += (cs + points * lm) * wm;
+                p->tile[k++] = (uint8_t)(i == at ? (x | BLANK_FLAG) : x);
+                left += start + i < anchor;
+            }
+            p->start = start;
+            p->end = end;
+            p->left = left;
+            p->t = t;
+            if (!blank) break;
+        }
+    }
+    return 0;
+}
+
+/* Every bingo at this anchor (the plays bingo spans hold, as anchor_bound finds the spans),
+ * each laid from the words of the rack's letters: the count, or -1 when that is not known
+ * (no anagram set, a rack not whole or with two blanks) or there are more than `most`. */
+int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) {
+    const Bingos *b = s->bingos;
+    const Anagrams *set = s->ctx.anagrams;
+    if (!set || !b->checked || s->rack[0] > 1) return -1;
+    const int base = row * s->pass.cols, size = s->ctx.rules->rack_size, cols = s->pass.cols;
+    int left_len = 0, room = 0;
+    if (anchor > 0 && s->pass.cells[base + anchor - 1])
+        while (left_len < anchor && s->pass.cells[base + anchor - 1 - left_len]) left_len++;
+    else
+        room = left_room(s, row, anchor);
+    const uint64_t can = playable(s);
+    int empty[MAX_RACK], right = 0;
+    for (int c = anchor; c < cols && right < size; c++) {
+        if (s->pass.cells[base + c]) continue;
+        if (!(s->pass.cross[base + c] & can)) break;
+        empty[right++] = c;
+    }
+    int n = 0;
+    for (int l = 0; l <= room; l++) {
+        const int r = size - l;
+        if (r < 1 || r > right) continue;
+        const int start = anchor - l - left_len;
+        int end = empty[r - 1] + 1;
+        while (end < cols && s->pass.cells[base + end]) end++;
+        uint64_t key = b->key;
+        for (int c = start; c < end; c++)
+            if (s->pass.cells[base + c]) key += set->code[s->pass.cells[base + c] & TILE_MASK];
+        if (!s->rack[0]) {
+            if (lay_bingos(s, key, row, start, end, anchor, 0, out, &n, most) < 0) return -1;
+            continue;
+        }
+        for (int x = 1; x <= s->ctx.rules->alphabet; x++)
+            if (lay_bingos(s, key + set->code[x], row, start, end, anchor, (unsigned)x, out, &n, most) < 0) return -1;
+    }
+    return n;
 }
 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when

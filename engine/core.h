@@ -109,6 +109,7 @@ typedef struct {
     float any[MAX_RACK + 1];
     float blank[MAX_RACK + 1];
     float bingo; /* the best bingo placed at this anchor, exactly (by equity); -inf: none */
+    float other; /* the bound of every other play at this anchor */
 } AnchorBounds;
 
 /* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
@@ -142,6 +143,15 @@ typedef struct {
     int32_t cross; /* finished scores of the cross-words formed so far */
     int32_t placed;
 } Tally;
+
+/* A bingo laid on a span by its word (bingo_plays): columns [start, end) of the row, its
+ * rack tiles from left to right (BLANK_FLAG on the blank), the first `left` of them left of
+ * the anchor, and its running score as ExtendRight would hold it when the word ends. */
+typedef struct {
+    int start, end, left;
+    uint8_t tile[MAX_RACK];
+    Tally t;
+} BingoPlay;
 
 /* Ruleset constants, fixed for the life of a Generator. */
 typedef struct {
@@ -441,6 +451,7 @@ int pass_equal(const Pass *a, const Pass *b);
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);
 int rack_spells(const Search *s, uint64_t with, int board_tiles);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
+int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1]);
 
 /* search.c: every play of a position, unranked */

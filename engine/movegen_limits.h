@@ -53,6 +53,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define GADDAG_MAX_ROOM 8           /* more: the prefix walk (a key holds 7 bits a tile) */
 #define GADDAG_CHECK_STEPS 32000000ull /* list lookups gaddag_covers may make (TWL06: 3.3M, ~60 ms) */
 #define RUN_AFTER 3                 /* board tiles after an anchor a prefix is checked against */
+#define KNOWN_BINGO_PLAYS 64        /* bingos of one anchor laid from their words at most; more: the anchor is searched */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)
 #define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */

@@ -450,9 +450,18 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
         g = i ? kwg_arc(nodes[i]) : 0;
     }
     if (!g) return 0; /* no word has a letter before these tiles: no play here */
+    MoveBuf *out = s->out;
+    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
+    int recheck = s->prune;
     LeftKeys k;
     k.n = k.overflow = 0;
     k.room = room;
+    if (s->prune) { /* no need to collect prefixes longer than any that could rank */
+        left_ranks(s, room, &ranks);
+        recheck = 0;
+        while (k.room > 0 && !(ranks.extend >> k.room & 1)) k.room--;
+        if (k.room < room) out->pruned = 1;
+    }
     k.top = 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
     k.nodes = nodes;
     memcpy(k.count, s->rack, sizeof k.count);
@@ -477,9 +486,6 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
             k.key[j] = key;
         }
     }
-    MoveBuf *out = s->out;
-    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
-    int recheck = s->prune;
     for (int i = 0; i < k.n; i++) {
         const uint64_t key = k.key[i];
         if (i > 0 && key == k.key[i - 1]) continue; /* reached through more than one letter */
@@ -636,6 +642,52 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
     }
 }
 
+/* The order the search finds bingos of one anchor in: LeftPart's prefixes before those
+ * extending them, letters in order (a blank after its letter), then ExtendRight's tiles
+ * the same way. Compared as the left tiles, a mark, then the right tiles. */
+static int bingo_before(const BingoPlay *a, const BingoPlay *b, int tiles) {
+    for (int i = 0; i <= tiles; i++) {
+        unsigned x = i < a->left ? a->tile[i] : i == a->left ? 0 : a->tile[i - 1];
+        unsigned y = i < b->left ? b->tile[i] : i == b->left ? 0 : b->tile[i - 1];
+        x = x ? 2 * (x & TILE_MASK) + (x >> 7) + 1 : 0;
+        y = y ? 2 * (y & TILE_MASK) + (y >> 7) + 1 : 0;
+        if (x != y) return x < y;
+    }
+    return 0;
+}
+
+/* Anchor (row, col) when only its bingos could rank (the best play by equity, and every
+ * other play here bounded below what it must beat): its bingos are laid from their words
+ * and emitted in the order the search would find them, and nothing is walked. Returns 0,
+ * having done nothing, when they cannot be laid (the anchor is then searched). */
+static int emit_bingos(Search *s, int row, int col) {
+    BingoPlay plays[KNOWN_BINGO_PLAYS];
+    const int n = bingo_plays(s, row, col, plays, KNOWN_BINGO_PLAYS);
+    if (n < 0) return 0;
+    const int tiles = s->ctx.rules->rack_size;
+    for (int i = 1; i < n; i++) {
+        BingoPlay p = plays[i];
+        int j = i;
+        for (; j > 0 && bingo_before(&p, &plays[j - 1], tiles); j--) plays[j] = plays[j - 1];
+        plays[j] = p;
+    }
+    s->row = row;
+    s->anchor_col = col;
+    s->order_base = (uint64_t)(s->pass.dir * MAX_CELLS + row * s->pass.cols + col) << ORDER_ANCHOR_SHIFT;
+    s->left_len = 0;
+    s->out->pruned = 1;
+    for (int i = 0; i < n && !s->failed; i++) {
+        const BingoPlay *p = &plays[i];
+        memset(s->placed, 0, sizeof s->placed);
+        for (int c = p->start, k = 0; c < p->end; c++)
+            if (!s->pass.cells[row * s->pass.cols + c]) s->placed[c] = p->tile[k++];
+        s->start_col = p->start;
+        emit(s, p->end, p->t);
+    }
+    memset(s->placed, 0, sizeof s->placed);
+    return 1;
+}
+
 static inline int can_start(const Search *s, int idx) {
     return s->pass.anchor[idx] && (s->pass.cross[idx] & playable(s));
 }
@@ -724,6 +776,13 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         sift_down(refs, left - 1, 0);
         Search *s = &passes[next.ordinal / MAX_CELLS];
         int idx = (int)(next.ordinal % MAX_CELLS);
+        /* only a bingo here could be the best play: lay them, walk nothing */
+        if (buf->keep == 1 && by_equity && s->prune && bounds[next.slot].bingo > -INFINITY &&
+            !could_rank(buf, by_equity, bounds[next.slot].other, first) &&
+            emit_bingos(s, idx / s->pass.cols, idx % s->pass.cols)) {
+            failed = s->failed;
+            continue;
+        }
         search_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
         failed = s->failed;
     }

@@ -266,6 +266,34 @@ def test_leave_values_larger_than_scores_still_bound_equity():
             assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
 
 
+def test_best_bingos_laid_from_their_words_are_the_head():
+    """By equity with N=1, an anchor where nothing but a bingo could be the best play gets its
+    bingos laid from the words of the rack's letters, with no search: the play, its score
+    and equity, and which of tied bingos comes first (the order the search finds them in)
+    are the full ranking's. Openings of one-point racks tie dozens of bingos on one anchor;
+    bingo racks on played boards, with a blank and without, go through board letters."""
+    solver = solver_for("english")
+    leaves = twl06_leaves()
+    empty = Board.empty(solver.rules)
+    for rack in ("AEINRST", "EINORST", "AEILNRT", "DEGORV?", "AEINRS?", "EILNOR?"):
+        full, top = assert_head(solver, empty, rack, 1, rank="equity", leaves=leaves)
+        assert len(full[0].placed) == 7, f"{rack}: the opening's best play is a bingo"
+        equities = full.equities()
+        assert equities[0] == equities[1] or rack.endswith("?"), f"{rack}: no tie at the top"
+    rng = random.Random(31)
+    boards = positions("english")
+    words = bingo_words("english")
+    bingos = 0
+    for i in range(240):
+        board = boards[i % len(boards)]
+        rack = bingo_rack(board, rng.choice(words), rng, i % 2, miss=False)
+        if rack is None:
+            continue
+        full, _ = assert_head(solver, board, rack, 1, rank="equity", leaves=leaves)
+        bingos += len(full[0].placed) == 7
+    assert bingos >= 40, "too few positions whose best play is a bingo"
+
+
 def test_ties_keep_generation_order():
     """Openings are full of equal scores (across and down mirror each other): the top N
     cut through ties exactly where the full ranking does."""

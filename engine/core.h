@@ -354,6 +354,13 @@ typedef struct {
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
+    /* generate's last board, and once the same board comes again (one position asked about
+     * for several racks, or asked again) both its passes prepared for every letter, so that
+     * it is prepared once, not at every call. Read and written with the GIL held. */
+    uint8_t last_board[MAX_CELLS];
+    int seen_board;   /* last_board holds a board */
+    int board_cached; /* prepared[] hold last_board's passes */
+    Pass *prepared;   /* two, allocated when first needed */
 } Generator;
 
 /* What one search is asked for: Generator.generate's arguments, and the playouts'. */

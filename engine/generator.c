@@ -17,6 +17,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
+    free(self->prepared);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -122,6 +123,33 @@ void raise_failure(int failed, const char *what, double budget) {
         PyErr_NoMemory();
 }
 
+/* Both passes of `board` into s[0..1], prepared for every letter, when the Generator holds
+ * them (the board came before and again): 1, else 0 (search_moves then prepares them for
+ * the rack). The second time a board comes it is prepared here and kept; whatever came
+ * last is remembered. Called with the GIL held: the Generator's cache is shared by threads. */
+static int reuse_board(Generator *self, const uint8_t *board, Search s[2]) {
+    const Rules *r = &self->rules;
+    const size_t cells = (size_t)(r->rows * r->cols);
+    if (!self->seen_board || memcmp(board, self->last_board, cells) != 0) {
+        memcpy(self->last_board, board, cells);
+        self->seen_board = 1;
+        self->board_cached = 0;
+        return 0;
+    }
+    if (!self->prepared && !(self->prepared = malloc(2 * sizeof *self->prepared))) return 0;
+    for (int dir = 0; dir < 2; dir++) {
+        if (self->board_cached) {
+            pass_copy(&s[dir].pass, &self->prepared[dir]);
+            continue;
+        }
+        attach(&s[dir], self);
+        prepare_pass(&s[dir], r, board, dir, every_letter(r));
+        pass_copy(&self->prepared[dir], &s[dir].pass);
+    }
+    self->board_cached = 1;
+    return 1;
+}
+
 static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack",   "mode",       "limit", "steps",
                             "values", "budget", "count_all", NULL};
@@ -212,6 +240,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     int failed = 0;
     size_t kept = 0;
     SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline, 0};
+    sa.prepared = reuse_board(self, board, s);
     Py_BEGIN_ALLOW_THREADS
     failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
     if (!failed) {

@@ -9,6 +9,7 @@ end-of-game rack adjustment its [end] table gives. Each game can be written as G
 
 from __future__ import annotations
 
+import operator
 import random
 import time
 from collections import Counter
@@ -346,7 +347,7 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
 def _counts_text(rules: Ruleset, counts: bytes) -> str:
     """Tiles given as a count per tile (blank 0) as rack text: letters in alphabet order,
     blanks last."""
-    return "".join(ch * counts[t] for t, ch in enumerate(rules.alphabet, 1)) + BLANK * counts[0]
+    return "".join(map(operator.mul, rules.alphabet, counts[1:])) + BLANK * counts[0]
 
 
 def _check_play(solver: Solver, board: Board, rack: str, move: Move) -> None:

@@ -335,3 +335,50 @@ def test_a_time_budget_stops_the_search(solver):
             gen.generate(bytes(225), bytes(27), 3, -1, **kwargs)
     with pytest.raises(ValueError, match="limit"):
         gen.generate(bytes(225), bytes(27), 3, -2)
+
+
+def plays_of(moves) -> list:
+    return [(m.notation, m.score) for m in moves]
+
+
+def test_a_board_asked_about_again_is_prepared_once_with_the_same_plays(magpie_twl06):
+    """The generator keeps the passes of a board that comes twice in a row (one position,
+    several racks), prepared for every letter: the third call and later reuse them. Every
+    call, first to last, across boards, modes, limits and ranks, gives what a generator
+    that never saw the board gives."""
+    from anchor.engine.leaves import Leaves
+
+    leaves = Leaves.open(data_path("kwg", "TWL06.klv2"), ENGLISH)
+    cached = Solver(magpie_twl06, ENGLISH)
+    rng = random.Random(8)
+    positions = bench_positions()[:6]
+    racks = ["AEINRST", "CGILLRS", "QI", "EILNOR?", "??", "VVWXYZU", ""]
+    for step in range(120):
+        pos = positions[rng.choice((0, 0, 1, 2, step % 6))]  # runs of one board, then others
+        rack = rng.choice(racks + [pos.racks[0]])
+        mode = rng.choice(("both", "across", "down"))
+        limit = rng.choice((None, 1, 5))
+        rank = rng.choice(({}, {"rank": "equity", "leaves": leaves}))
+        fresh = Solver(magpie_twl06, ENGLISH)
+        want = fresh.generate_moves(pos.board, rack, mode=mode, limit=limit, **rank)
+        got = cached.generate_moves(pos.board, rack, mode=mode, limit=limit, **rank)
+        assert plays_of(got) == plays_of(want), f"step {step}: {rack} {mode} {limit} {rank}"
+        assert got.equities() == want.equities()
+
+
+def test_threads_sharing_a_generator_get_their_own_boards_plays(solver):
+    """Threads calling one generator at once, on the same board and on others: the board
+    kept between calls is read and written with the GIL held, so each call gets its
+    board's plays."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    positions = bench_positions()[:4]
+    want = [plays_of(solver.generate_moves(p.board, p.racks[0], limit=3)) for p in positions]
+    picks = [random.Random(i).choice((0, 0, 0, 1, 2, 3)) for i in range(400)]
+
+    def call(i: int) -> bool:
+        pos = positions[i]
+        return plays_of(solver.generate_moves(pos.board, pos.racks[0], limit=3)) == want[i]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(call, picks))

@@ -158,6 +158,8 @@ typedef struct {
     int rows, cols, alphabet, rack_size, bingo, centre_row, centre_col;
     int32_t values[MAX_LETTERS + 1]; /* by tile; [0] = 0 for blanks */
     uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
+    int mirrored; /* square, its premiums its own transpose, the centre on the diagonal: on an
+                   * empty board the down pass's plays mirror the across pass's (Generator_init) */
 } Rules;
 
 /* Bits 1..alphabet: every letter of the ruleset (bit 0, the blank, is never a letter). */

@@ -35,6 +35,9 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
                                      &r->rack_size, &r->bingo))
         return -1;
     if (rules_load(r, values, lm, wm) < 0) return -1;
+    r->mirrored = r->rows == r->cols && r->centre_row == r->centre_col &&
+                  !memcmp(r->lm[0], r->lm[1], (size_t)(r->rows * r->cols)) &&
+                  !memcmp(r->wm[0], r->wm[1], (size_t)(r->rows * r->cols));
     if (PyObject_GetBuffer(kwg, &self->kwg, PyBUF_SIMPLE) < 0) return -1;
     self->has_kwg = 1;
     if (self->kwg.len % 4 != 0 || self->kwg.len < 8 || (uint64_t)self->kwg.len / 4 > KWG_MAX_NODES) {

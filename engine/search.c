@@ -809,6 +809,17 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
     buf->known = -INFINITY; /* until the bounds place a bingo */
+    int mode = a->mode;
+    if (a->limit == 1 && !a->count_all && mode == (MODE_ACROSS | MODE_DOWN) && r->mirrored) {
+        /* the best play of an empty board: each down play ties its across mirror, which
+         * comes first, so the down pass cannot hold it */
+        int empty = 1;
+        for (int i = 0; i < r->rows * r->cols && empty; i++) empty = !board[i];
+        if (empty) {
+            mode = MODE_ACROSS;
+            buf->pruned = 1;
+        }
+    }
     int32_t tile_desc[MAX_RACK] = {0};
     float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
     rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);
@@ -827,7 +838,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         p->rack_mask = 0;
         for (int k = 0; k <= r->alphabet; k++)
             if (rack[k]) p->rack_mask |= (uint64_t)1 << k;
-        p->skip_lone_cross = dir == 1 && (a->mode & MODE_ACROSS);
+        p->skip_lone_cross = dir == 1 && (mode & MODE_ACROSS);
         p->leaves = a->leaves;
         memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
         memcpy(p->best_leave, best_leave, sizeof best_leave);
@@ -839,7 +850,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         p->has_deadline = a->has_deadline;
         p->deadline = a->deadline;
         p->order_base = 0;
-        if ((a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
+        if ((mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
     bingos->alone = rack_spells(&s[0], 0, 0);
     if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
@@ -854,10 +865,10 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
     s[0].lefts = s[1].lefts = &lefts;
     int failed = 0;
     if (a->limit >= 0) {
-        failed = search_best_first(s, a->mode, buf, a->leaves != NULL);
+        failed = search_best_first(s, mode, buf, a->leaves != NULL);
     } else {
         for (int dir = 0; dir < 2 && !failed; dir++)
-            if (a->mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
+            if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) {
                 run_pass(&s[dir]);
                 failed = s[dir].failed;
             }

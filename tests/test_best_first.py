@@ -294,6 +294,23 @@ def test_best_bingos_laid_from_their_words_are_the_head():
     assert bingos >= 40, "too few positions whose best play is a bingo"
 
 
+@pytest.mark.parametrize("name", ["english", "russian", "erudit"])
+def test_best_opening_searches_across_only_and_is_the_head(name):
+    """On an empty board whose layout is its own mirror, every down play ties the across
+    play it mirrors, which ranks first: the best play is searched across only (the down
+    pass skipped) and is still the full ranking's head, by score and by equity."""
+    solver = solver_for(name)
+    empty = Board.empty(solver.rules)
+    rng = random.Random(17)
+    ranks = [{}] + ([{"rank": "equity", "leaves": twl06_leaves()}] if name == "english" else [])
+    for _ in range(40):
+        rack = random_rack(empty, rng)
+        for rank in ranks:
+            full, top = assert_head(solver, empty, rack, 1, **rank)
+            across = solver.generate_moves(empty, rack, mode="across", limit=1, **rank)
+            assert top.generated == across.generated, f"{rack}: the down pass was searched"
+
+
 def test_ties_keep_generation_order():
     """Openings are full of equal scores (across and down mirror each other): the top N
     cut through ties exactly where the full ranking does."""

@@ -122,62 +122,66 @@ static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
 }
 
-/* The best score of the bingos under `key` placed on columns [start, end) of `row` (as
- * many empty squares as the rack has tiles, the others holding board tiles), `blank` the
- * letter a blank stands for (0: no blank), or -1 when none fits: each board letter where
- * the word has it, each rack letter where the square's cross-set allows it, the rack's
- * tiles exactly; the blank on the square where it costs least. Scored as extend_right
- * scores a play. */
-static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, unsigned blank) {
-    const Anagrams *set = s->ctx.anagrams;
+/* The first of the words under `key` (Anagrams: index + 1, chained by `next`), 0 when
+ * there is none. */
+static inline uint32_t anagram_words(const Anagrams *set, uint64_t key) {
     if (!key) key = 1;
     size_t slot = anagram_slot(set, key);
     while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
-    if (!set->slots[slot]) return -1;
+    return set->slots[slot] ? set->head[slot] : 0;
+}
+
+/* Whether the `len` letters of `word` lie on the pass's squares from `at` on: each board
+ * letter where the word has it, each rack letter where its square's cross-set allows it,
+ * the rack's tiles exactly, its blank (if any) as letter `blank`. */
+static int word_fits(const Search *s, const uint8_t *word, int len, int at, unsigned blank) {
+    uint8_t want[MAX_LETTERS + 1];
+    memcpy(want, s->rack, sizeof want);
+    if (blank) {
+        want[0] = 0;
+        want[blank]++; /* the blank, as its letter */
+    }
+    for (int i = 0; i < len; i++) {
+        const uint8_t cell = s->pass.cells[at + i];
+        const unsigned x = word[i];
+        if (cell ? (cell & TILE_MASK) != x : !want[x]-- || !(s->pass.cross[at + i] >> x & 1)) return 0;
+    }
+    return 1;
+}
+
+/* The best score of the bingos under `key` placed on columns [start, end) of `row` (as
+ * many empty squares as the rack has tiles, the others holding board tiles), `blank` the
+ * letter a blank stands for (0: no blank), or -1 when none fits (word_fits); the blank on
+ * the square where it costs least. Scored as extend_right scores a play. */
+static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, unsigned blank) {
+    const Anagrams *set = s->ctx.anagrams;
     const Rules *r = s->ctx.rules;
-    const int base = row * s->pass.cols, len = end - start;
+    const int at = row * s->pass.cols + start, len = end - start;
     int32_t best = -1;
-    for (uint32_t w = set->head[slot]; w; w = set->next[w - 1]) {
+    for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
-        if (set->length[w - 1] != len) continue;
-        uint8_t want[MAX_LETTERS + 1];
-        memcpy(want, s->rack, sizeof want);
-        if (blank) {
-            want[0] = 0;
-            want[blank]++; /* the blank, as its letter */
-        }
+        if (set->length[w - 1] != len || !word_fits(s, word, len, at, blank)) continue;
         int32_t main = 0, mult = 1, cross = 0;
-        int fits = 1;
-        for (int i = 0; i < len && fits; i++) {
-            const int idx = base + start + i;
-            const uint8_t cell = s->pass.cells[idx];
-            const unsigned x = word[i];
+        for (int i = 0; i < len; i++) {
+            const uint8_t cell = s->pass.cells[at + i];
             if (cell) {
-                fits = (cell & TILE_MASK) == x;
                 main += tile_points(r, cell);
                 continue;
             }
-            if (!want[x] || !(s->pass.cross[idx] >> x & 1)) {
-                fits = 0;
-                break;
-            }
-            want[x]--;
-            const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
-            const int32_t points = r->values[x] * lm;
+            const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
+            const int32_t points = r->values[word[i]] * s->pass.lm[at + i];
             main += points;
             mult *= wm;
             if (cs >= 0) cross += (cs + points) * wm;
         }
-        if (!fits) continue;
         int32_t score = main * mult + cross + r->bingo;
         if (blank) {
             /* the blank on the square where its letter is worth least */
             int32_t least = INT32_MAX;
             for (int i = 0; i < len; i++) {
-                const int idx = base + start + i;
-                if (s->pass.cells[idx] || word[i] != blank) continue;
-                const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
-                const int32_t points = r->values[blank] * lm;
+                if (s->pass.cells[at + i] || word[i] != blank) continue;
+                const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
+                const int32_t points = r->values[blank] * s->pass.lm[at + i];
                 const int32_t lost = points * mult + (cs >= 0 ? points * wm : 0);
                 if (lost < least) least = lost;
             }
@@ -330,31 +334,11 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
 static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end, int anchor, unsigned blank,
                       BingoPlay *out, int *n, int most) {
     const Anagrams *set = s->ctx.anagrams;
-    if (!key) key = 1;
-    size_t slot = anagram_slot(set, key);
-    while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
-    if (!set->slots[slot]) return 0;
     const Rules *r = s->ctx.rules;
     const int base = row * s->pass.cols, len = end - start;
-    for (uint32_t w = set->head[slot]; w; w = set->next[w - 1]) {
+    for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
-        if (set->length[w - 1] != len) continue;
-        uint8_t want[MAX_LETTERS + 1];
-        memcpy(want, s->rack, sizeof want);
-        if (blank) {
-            want[0] = 0;
-            want[blank]++;
-        }
-        int fits = 1;
-        for (int i = 0; i < len && fits; i++) {
-            const uint8_t cell = s->pass.cells[base + start + i];
-            const unsigned x = word[i];
-            if (cell)
-                fits = (cell & TILE_MASK) == x;
-            else if (!want[x]-- || !(s->pass.cross[base + start + i] >> x & 1))
-                fits = 0;
-        }
-        if (!fits) continue;
+        if (set->length[w - 1] != len || !word_fits(s, word, len, base + start, blank)) continue;
         for (int at = blank ? 0 : -1; at < len; at++) { /* the blank's square (-1: none) */
             if (blank && (s->pass.cells[base + start + at] || word[at] != blank)) continue;
             if (*n == most) return -1;

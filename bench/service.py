@@ -235,7 +235,17 @@ def main() -> None:
                 f"{name}: RSS {m['rss'] / 1024:.1f} MiB, PSS {m['pss'] / 1024:.1f} MiB; lexicon "
                 f"mapping RSS {m['kwg_rss'] / 1024:.2f} MiB, PSS {m['kwg_pss'] / 1024:.2f} MiB"
             )
-        stop([w1, w2])
+        # four workers of one machine: what each costs once the lexicon is shared four ways
+        w3, w4 = start_worker(url, "bench1", "b3"), start_worker(url, "bench1", "b4")
+        throughput(client, batches(100, 40))
+        four = [memory(proc.pid) for proc in (w1, w2, w3, w4)]
+        each = ", ".join(f"{m['pss'] / 1024:.1f}" for m in four)
+        total = sum(m["pss"] for m in four) / 1024
+        print(
+            f"4 workers: PSS {each} MiB (sum {total:.1f}); lexicon mapping PSS "
+            f"{four[0]['kwg_pss'] / 1024:.2f} MiB each"
+        )
+        stop([w1, w2, w3, w4])
         fork_client = AnalysisClient(url, queue="bench2")
         wf = start_worker(url, "bench2", "f1", forking=True)
         latency(fork_client, 20, single)

@@ -149,46 +149,52 @@ static int word_fits(const Search *s, const uint8_t *word, int len, int at, unsi
     return 1;
 }
 
+/* ExtendRight's running score when `word` (len letters, word_fits) ends on the pass's
+ * squares from `at` on: board tiles at their value, each rack tile at its square's
+ * premiums, the blank (if any) on square `blank_at` (-1: none) worth nothing. */
+static Tally bingo_tally(const Search *s, const uint8_t *word, int len, int at, int blank_at) {
+    const Rules *r = s->ctx.rules;
+    Tally t = {0, 1, 0, r->rack_size};
+    for (int i = 0; i < len; i++) {
+        const uint8_t cell = s->pass.cells[at + i];
+        if (cell) {
+            t.main += tile_points(r, cell);
+            continue;
+        }
+        const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
+        const int32_t points = (i == blank_at ? 0 : r->values[word[i]]) * s->pass.lm[at + i];
+        t.main += points;
+        t.mult *= wm;
+        if (cs >= 0) t.cross += (cs + points) * wm;
+    }
+    return t;
+}
+
+/* The squares of `word` a blank standing for `blank` can take, one at a time: -1 (no
+ * blank) once when there is none, else each empty square of its letter; -2 ends. */
+static inline int next_blank_square(const Search *s, const uint8_t *word, int len, int at, unsigned blank, int from) {
+    if (!blank) return from < -1 ? -1 : -2;
+    for (int i = from < 0 ? 0 : from + 1; i < len; i++)
+        if (!s->pass.cells[at + i] && word[i] == blank) return i;
+    return -2;
+}
+
 /* The best score of the bingos under `key` placed on columns [start, end) of `row` (as
  * many empty squares as the rack has tiles, the others holding board tiles), `blank` the
- * letter a blank stands for (0: no blank), or -1 when none fits (word_fits); the blank on
- * the square where it costs least. Scored as extend_right scores a play. */
+ * letter a blank stands for (0: no blank), or -1 when none fits (word_fits): every square
+ * the blank can take tried. Scored as extend_right scores a play. */
 static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, unsigned blank) {
     const Anagrams *set = s->ctx.anagrams;
-    const Rules *r = s->ctx.rules;
     const int at = row * s->pass.cols + start, len = end - start;
     int32_t best = -1;
     for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
         if (set->length[w - 1] != len || !word_fits(s, word, len, at, blank)) continue;
-        int32_t main = 0, mult = 1, cross = 0;
-        for (int i = 0; i < len; i++) {
-            const uint8_t cell = s->pass.cells[at + i];
-            if (cell) {
-                main += tile_points(r, cell);
-                continue;
-            }
-            const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
-            const int32_t points = r->values[word[i]] * s->pass.lm[at + i];
-            main += points;
-            mult *= wm;
-            if (cs >= 0) cross += (cs + points) * wm;
+        for (int b = next_blank_square(s, word, len, at, blank, -2); b > -2; b = next_blank_square(s, word, len, at, blank, b)) {
+            const Tally t = bingo_tally(s, word, len, at, b);
+            const int32_t score = t.main * t.mult + t.cross + s->ctx.rules->bingo;
+            if (score > best) best = score;
         }
-        int32_t score = main * mult + cross + r->bingo;
-        if (blank) {
-            /* the blank on the square where its letter is worth least */
-            int32_t least = INT32_MAX;
-            for (int i = 0; i < len; i++) {
-                if (s->pass.cells[at + i] || word[i] != blank) continue;
-                const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
-                const int32_t points = r->values[blank] * s->pass.lm[at + i];
-                const int32_t lost = points * mult + (cs >= 0 ? points * wm : 0);
-                if (lost < least) least = lost;
-            }
-            if (least == INT32_MAX) continue; /* no square for the blank: not this rack's */
-            score -= least;
-        }
-        if (score > best) best = score;
     }
     return best;
 }
@@ -334,38 +340,23 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
 static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end, int anchor, unsigned blank,
                       BingoPlay *out, int *n, int most) {
     const Anagrams *set = s->ctx.anagrams;
-    const Rules *r = s->ctx.rules;
-    const int base = row * s->pass.cols, len = end - start;
+    const int base = row * s->pass.cols, at = base + start, len = end - start;
     for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
-        if (set->length[w - 1] != len || !word_fits(s, word, len, base + start, blank)) continue;
-        for (int at = blank ? 0 : -1; at < len; at++) { /* the blank's square (-1: none) */
-            if (blank && (s->pass.cells[base + start + at] || word[at] != blank)) continue;
+        if (set->length[w - 1] != len || !word_fits(s, word, len, at, blank)) continue;
+        for (int b = next_blank_square(s, word, len, at, blank, -2); b > -2; b = next_blank_square(s, word, len, at, blank, b)) {
             if (*n == most) return -1;
             BingoPlay *p = &out[(*n)++];
-            Tally t = {0, 1, 0, r->rack_size};
             int k = 0, left = 0;
             for (int i = 0; i < len; i++) {
-                const int idx = base + start + i;
-                const uint8_t cell = s->pass.cells[idx];
-                if (cell) {
-                    t.main += tile_points(r, cell);
-                    continue;
-                }
-                const unsigned x = word[i];
-                const int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cs = s->pass.cross_score[idx];
-                const int32_t points = i == at ? 0 : r->values[x];
-                t.main += points * lm;
-                t.mult *= wm;
-                if (cs >= 0) t.cross += (cs + points * lm) * wm;
-                p->tile[k++] = (uint8_t)(i == at ? (x | BLANK_FLAG) : x);
+                if (s->pass.cells[at + i]) continue;
+                p->tile[k++] = (uint8_t)(i == b ? (word[i] | BLANK_FLAG) : word[i]);
                 left += start + i < anchor;
             }
             p->start = start;
             p->end = end;
             p->left = left;
-            p->t = t;
-            if (!blank) break;
+            p->t = bingo_tally(s, word, len, at, b);
         }
     }
     return 0;

@@ -443,6 +443,14 @@ static inline int left_room(const Search *s, int row, int col) {
     return room;
 }
 
+/* Resize *array to cap elements of `size` bytes; -1 (array untouched) when memory is out. */
+static inline int resize(void **array, size_t cap, size_t size) {
+    void *grown = realloc(*array, cap * size);
+    if (!grown) return -1;
+    *array = grown;
+    return 0;
+}
+
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);

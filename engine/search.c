@@ -5,14 +5,6 @@
  */
 #include "core.h"
 
-/* Resize *array to cap elements of `size` bytes; -1 (array untouched) when memory is out. */
-static int resize(void **array, size_t cap, size_t size) {
-    void *grown = realloc(*array, cap * size);
-    if (!grown) return -1;
-    *array = grown;
-    return 0;
-}
-
 /* Double the buffer's capacity, its side arrays with it. */
 static int grow(MoveBuf *out, int by_equity) {
     size_t cap = out->capacity ? out->capacity * 2 : INITIAL_RECORDS;
@@ -813,7 +805,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
     if (a->limit == 1 && !a->count_all && mode == (MODE_ACROSS | MODE_DOWN) && r->mirrored) {
         /* the best play of an empty board: each down play ties its across mirror, which
          * comes first, so the down pass cannot hold it */
-        int empty = 1;
+        int empty = !board[r->centre_row * r->cols + r->centre_col]; /* the usual answer, at once */
         for (int i = 0; i < r->rows * r->cols && empty; i++) empty = !board[i];
         if (empty) {
             mode = MODE_ACROSS;

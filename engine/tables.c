@@ -73,30 +73,22 @@ static long anagram_add(Anagrams *a, uint64_t key) {
     return (long)i;
 }
 
-/* Grow *array to room for `cap` items of `size` bytes; -1 when memory is out. */
-static int room_for(void **array, size_t cap, size_t size) {
-    void *grown = realloc(*array, cap * size);
-    if (!grown) return -1;
-    *array = grown;
-    return 0;
-}
-
 /* A word of `len` tiles, under `key`; -1 when memory is out. */
 static int anagram_add_word(Anagrams *a, uint64_t key, const unsigned *tile, int len) {
     long slot = anagram_add(a, key);
     if (slot < 0) return -1;
     if (a->words == a->word_cap) {
         size_t cap = a->word_cap ? 2 * a->word_cap : 4096;
-        if (room_for((void **)&a->next, cap, sizeof *a->next) < 0 ||
-            room_for((void **)&a->start, cap, sizeof *a->start) < 0 ||
-            room_for((void **)&a->length, cap, sizeof *a->length) < 0)
+        if (resize((void **)&a->next, cap, sizeof *a->next) < 0 ||
+            resize((void **)&a->start, cap, sizeof *a->start) < 0 ||
+            resize((void **)&a->length, cap, sizeof *a->length) < 0)
             return -1;
         a->word_cap = cap;
     }
     if (a->tiles_used + (size_t)len > a->tile_cap) {
         size_t cap = a->tile_cap ? 2 * a->tile_cap : 65536;
         while (cap < a->tiles_used + (size_t)len) cap *= 2;
-        if (room_for((void **)&a->tiles, cap, 1) < 0) return -1;
+        if (resize((void **)&a->tiles, cap, 1) < 0) return -1;
         a->tile_cap = cap;
     }
     size_t w = a->words++;
@@ -205,10 +197,10 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
     }
     /* no slack past the last word: each worker keeps these for its life */
     if (set.words) {
-        room_for((void **)&set.next, set.words, sizeof *set.next);
-        room_for((void **)&set.start, set.words, sizeof *set.start);
-        room_for((void **)&set.length, set.words, sizeof *set.length);
-        room_for((void **)&set.tiles, set.tiles_used, 1);
+        resize((void **)&set.next, set.words, sizeof *set.next);
+        resize((void **)&set.start, set.words, sizeof *set.start);
+        resize((void **)&set.length, set.words, sizeof *set.length);
+        resize((void **)&set.tiles, set.tiles_used, 1);
     }
     *out = set;
     return 0;

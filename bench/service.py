@@ -2,7 +2,9 @@
 
 Round-trip latency of single-position jobs (p50/p99), throughput with 1 and 2 workers,
 batch jobs (positions per second), the floor of a trivial job, SimpleWorker against
-RQ's forking Worker, and each worker's RSS/PSS (the lexicon must be shared).
+RQ's forking Worker, and each worker's RSS/PSS (the lexicon must be shared): four workers
+on TWL06 as `anchor lexicon install` leaves it (the KWG, byte for byte MAGPIE's file, and
+its bingo words beside it), and on the bare KWG (each worker builds its own bingo words).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from common import DATA, ROOT, header
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient
-from anchor.engine import Ruleset, parse_cgp
+from anchor.engine import Lexicon, Ruleset, parse_cgp
 from anchor.engine.legality import random_rack
+from anchor.engine.lexicon import anagram_path
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 TWL06_SHA = hashlib.sha256(TWL06.read_bytes()).hexdigest()
@@ -180,19 +183,54 @@ def throughput(client: AnalysisClient, requests) -> float:
 
 
 def memory(pid: int) -> dict[str, int]:
-    """RSS and PSS of a process, and of its mapping of the lexicon file, in KiB."""
-    out = {"rss": 0, "pss": 0, "kwg_rss": 0, "kwg_pss": 0}
+    """RSS and PSS of a process, and of its mappings of the lexicon file and its bingo
+    words, in KiB."""
+    out = {"rss": 0, "pss": 0, "kwg_rss": 0, "kwg_pss": 0, "words_rss": 0, "words_pss": 0}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         if line.startswith(("Rss:", "Pss:")):
             out[line.split(":")[0].lower()] = int(line.split()[1])
-    in_kwg = False
+    mapped = None
     for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
         if "-" in line.split()[0] and len(line.split()) >= 5:
             # the worker maps a content-named snapshot of the file (worker/snapshot.py)
-            in_kwg = line.rstrip().endswith((f"{TWL06_SHA}.kwg", "TWL06.kwg"))
-        elif in_kwg and line.startswith(("Rss:", "Pss:")):
-            out["kwg_" + line.split(":")[0].lower()] += int(line.split()[1])
+            name = line.rstrip()
+            mapped = (
+                "kwg" if name.endswith((f"{TWL06_SHA}.kwg", "TWL06.kwg"))
+                else "words" if name.endswith(".kwg.anagrams") else None
+            )  # fmt: skip
+        elif mapped and line.startswith(("Rss:", "Pss:")):
+            out[f"{mapped}_" + line.split(":")[0].lower()] += int(line.split()[1])
     return out
+
+
+def installed_twl06(folder: Path) -> Path:
+    """TWL06 as `anchor lexicon install twl06` leaves it: the KWG (byte for byte the file
+    in ../shared) and its bingo words beside it."""
+    path = folder / "twl06.kwg"
+    shutil.copyfile(TWL06, path)
+    lexicon = Lexicon.open(path, ENGLISH)
+    lexicon.write_anagrams(path)
+    lexicon.close()
+    return path
+
+
+def four_workers(url: str, client: AnalysisClient, queue: str, lexicon: Path) -> str:
+    """Four workers of one machine on `lexicon`, warmed up: what each costs once the
+    lexicon is shared four ways."""
+    procs = [start_worker(url, queue, f"{queue}{i}", lexicon=f"twl06@english={lexicon}")
+             for i in range(4)]  # fmt: skip
+    try:
+        throughput(client, batches(100, 40))
+        four = [memory(proc.pid) for proc in procs]
+    finally:
+        stop(procs)
+    each = ", ".join(f"{m['pss'] / 1024:.1f}" for m in four)
+    total = sum(m["pss"] for m in four) / 1024
+    return (
+        f"PSS {each} MiB (sum {total:.1f}); lexicon mapping PSS "
+        f"{four[0]['kwg_pss'] / 1024:.2f} MiB each, bingo words' mapping PSS "
+        f"{four[0]['words_pss'] / 1024:.2f} MiB each (RSS {four[0]['words_rss'] / 1024:.2f})"
+    )
 
 
 def batches(size: int, count: int) -> list[p.Request]:
@@ -235,17 +273,15 @@ def main() -> None:
                 f"{name}: RSS {m['rss'] / 1024:.1f} MiB, PSS {m['pss'] / 1024:.1f} MiB; lexicon "
                 f"mapping RSS {m['kwg_rss'] / 1024:.2f} MiB, PSS {m['kwg_pss'] / 1024:.2f} MiB"
             )
-        # four workers of one machine: what each costs once the lexicon is shared four ways
-        w3, w4 = start_worker(url, "bench1", "b3"), start_worker(url, "bench1", "b4")
-        throughput(client, batches(100, 40))
-        four = [memory(proc.pid) for proc in (w1, w2, w3, w4)]
-        each = ", ".join(f"{m['pss'] / 1024:.1f}" for m in four)
-        total = sum(m["pss"] for m in four) / 1024
+        stop([w1, w2])
+        installed = installed_twl06(folder)
         print(
-            f"4 workers: PSS {each} MiB (sum {total:.1f}); lexicon mapping PSS "
-            f"{four[0]['kwg_pss'] / 1024:.2f} MiB each"
+            f"4 workers, TWL06 as installed:      {four_workers(url, client, 'bench1', installed)}"
         )
-        stop([w1, w2, w3, w4])
+        anagram_path(installed).unlink()
+        print(
+            f"4 workers, the bare KWG:            {four_workers(url, client, 'bench1', installed)}"
+        )
         fork_client = AnalysisClient(url, queue="bench2")
         wf = start_worker(url, "bench2", "f1", forking=True)
         latency(fork_client, 20, single)

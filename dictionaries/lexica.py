@@ -11,13 +11,16 @@ Downloads are cached in the per-user cache folder ($ANCHOR_CACHE_DIR overrides).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset
+from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset, Solver
+from anchor.engine.lexicon import LexiconWarning, anagram_path
 from anchor.engine.lexicon_info import sha256_file
 
 from .recipes import RECIPES, RecipeError, default_names
@@ -153,6 +156,11 @@ def install(
         path = folder / f"{name}.kwg"
         if not force and path.is_file() and not verify(path, recipe.kwg_sha256):
             say(f"{name}: already installed at {path}")
+            if not anagram_path(path).exists():  # installed by an Anchor that did not write it
+                rules = Ruleset.load(recipe.ruleset)
+                with closing(Lexicon.open(path, rules)) as lexicon:
+                    if lexicon.write_anagrams(path):
+                        say(f"{name}: wrote its bingo words to {anagram_path(path)}")
         else:
             recipe.build(folder, cache_dir(), say)
         built.append(path)
@@ -178,9 +186,15 @@ def verify(path: Path, pinned: str | None = None) -> list[str]:
             f"an older Anchor? `anchor lexicon install {path.stem}` builds it anew)"
         )
     try:
-        lexicon = Lexicon.open(path, Ruleset.load(info.ruleset))
+        rules = Ruleset.load(info.ruleset)
+        lexicon = Lexicon.open(path, rules)
         if len(lexicon) != info.words:
             problems.append(f"{path}: {len(lexicon)} words, the sidecar says {info.words}")
+        if lexicon.anagrams is not None:  # the bingo-word file, checked against the words
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", LexiconWarning)
+                Solver(lexicon, rules)
+            problems += [str(w.message) for w in said if issubclass(w.category, LexiconWarning)]
         lexicon.close()
     except AnchorError as exc:
         problems.append(str(exc))

@@ -4,10 +4,10 @@
  * lookup, the ruleset, the Generator object, and the functions one unit calls in another.
  *
  * The units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c (board
- * preparation), tables.c (the lexicon's tables), rank.c (the move buffer and ranking),
- * playout.c (Monte Carlo playouts), leave_table.c (leave values), kwg_check.c (the KWG
- * checker), rules.c (a ruleset read from Python), generator.c and describe.c (the
- * Generator type) and _movegen.c (the module).
+ * preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words' table as
+ * a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts),
+ * leave_table.c (leave values), kwg_check.c (the KWG checker), rules.c (a ruleset read from
+ * Python), generator.c and describe.c (the Generator type) and _movegen.c (the module).
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -182,6 +182,7 @@ typedef struct {
     uint32_t *head, *next, *start;
     uint8_t *length, *tiles;
     size_t words, word_cap, tiles_used, tile_cap;
+    int borrowed; /* the arrays lie in a mapped file (anagram_file.c): not this set's to free */
 } Anagrams;
 
 void anagrams_free(Anagrams *a);
@@ -354,6 +355,8 @@ typedef struct {
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
+    Py_buffer anagram_file; /* held while the set's arrays lie in it (anagrams.borrowed) */
+    const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
     /* generate's last board, and once the same board comes again (one position asked about
@@ -454,6 +457,13 @@ static inline int resize(void **array, size_t cap, size_t size) {
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);
+
+/* anagram_file.c: the bingo words as a file every worker maps */
+PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack);
+enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
+int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
+                   Anagrams *view, const char **why);
+
 int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
 int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
 int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_t budget);

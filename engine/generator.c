@@ -10,8 +10,13 @@
 #include "playout.h"
 #include "endgame.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
+    if (self->anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
     free(self->owned_nodes);
     free(self->masks);
     free(self->runs);
@@ -21,18 +26,40 @@ static void Generator_dealloc(Generator *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Use the bingo words of a file (anagram_file.c) instead of the set just built, when the
+ * file holds exactly that set: the built one is freed and every worker mapping the file
+ * shares one copy. Any other file is left alone, the built set kept: one for another rack
+ * size serves other rulesets, and what is wrong with any other is `anagram_problem`. */
+static int adopt_anagram_file(Generator *self, PyObject *file) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
+    Anagrams mapped;
+    int got = anagrams_adopt(view.buf, (size_t)view.len, self->rules.alphabet,
+                             self->rules.rack_size, &self->anagrams, &mapped,
+                             &self->anagram_problem);
+    if (got != ANAGRAMS_ADOPTED) {
+        PyBuffer_Release(&view);
+        if (got == ANAGRAMS_OTHER_RULES) self->anagram_problem = NULL;
+        return 0;
+    }
+    anagrams_free(&self->anagrams);
+    self->anagrams = mapped;
+    self->anagram_file = view;
+    return 0;
+}
+
 static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
-                            "centre_row", "centre_col", "rack_size", "bingo", NULL};
-    PyObject *kwg, *values, *lm, *wm;
+                            "centre_row", "centre_col", "rack_size", "bingo", "anagrams", NULL};
+    PyObject *kwg, *values, *lm, *wm, *file = Py_None;
     Rules *r = &self->rules;
     if (self->has_kwg) { /* the lexicon buffer is held for the object's life */
         PyErr_SetString(PyExc_TypeError, "Generator is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii", names, &kwg, &r->rows, &r->cols,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii|O", names, &kwg, &r->rows, &r->cols,
                                      &values, &lm, &wm, &r->centre_row, &r->centre_col,
-                                     &r->rack_size, &r->bingo))
+                                     &r->rack_size, &r->bingo, &file))
         return -1;
     if (rules_load(r, values, lm, wm) < 0) return -1;
     r->mirrored = r->rows == r->cols && r->centre_row == r->centre_col &&
@@ -84,6 +111,13 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
+    if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
+#ifdef __GLIBC__
+    /* The tables grew by doubling, and the built set may have been dropped for the file's:
+     * give back the heap that left free, or every worker carries it for its life
+     * (bench/service.py: 3 MiB a worker on TWL06, 7.5 with the file). */
+    malloc_trim(0);
+#endif
     uint32_t gaddag = kwg_arc(self->nodes[1]);
     self->gaddag = gaddag_covers(self->nodes, kwg_arc(self->nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
     return 0;
@@ -597,7 +631,18 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(anagram_file_doc,
+"anagram_file() -> bytes\n\n"
+"The bingo words this Generator uses, as the file Lexicon.save writes beside a KWG\n"
+"(layout in anagram_file.c); ValueError for a lexicon too large a graph to have them.");
+
+static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
+    (void)unused;
+    return anagrams_to_bytes(&self->anagrams, self->rules.alphabet, self->rules.rack_size);
+}
+
 static PyMethodDef Generator_methods[] = {
+    {"anagram_file", (PyCFunction)Generator_anagram_file, METH_NOARGS, anagram_file_doc},
     {"generate", (PyCFunction)(void (*)(void))Generator_generate, METH_VARARGS | METH_KEYWORDS,
      generate_doc},
     {"playouts", (PyCFunction)(void (*)(void))Generator_playouts, METH_VARARGS | METH_KEYWORDS,
@@ -626,7 +671,29 @@ static PyObject *Generator_run_reach(Generator *self, void *closure) {
     return PyBool_FromLong(self->reach != NULL);
 }
 
+static PyObject *Generator_anagram_source(Generator *self, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(self->anagrams.borrowed ? "file"
+                                : self->anagrams.slots  ? "built"
+                                                        : "none");
+}
+
+static PyObject *Generator_anagram_problem(Generator *self, void *closure) {
+    (void)closure;
+    if (!self->anagram_problem) Py_RETURN_NONE;
+    return PyUnicode_FromString(self->anagram_problem);
+}
+
 static PyGetSetDef Generator_getset[] = {
+    {"anagram_problem", (getter)Generator_anagram_problem, NULL,
+     "Why the bingo-word file given was not used (None when it was, or was written for "
+     "another rack size, or none was given).",
+     NULL},
+    {"anagram_source", (getter)Generator_anagram_source, NULL,
+     "Where the bingo words the bounds use come from: 'file' (a mapped file, shared by every "
+     "process mapping it), 'built' (this Generator's own), 'none' (too large a graph: the "
+     "same plays, found more slowly).",
+     NULL},
     {"letter_runs", (getter)Generator_letter_runs, NULL,
      "Whether the search narrows squares beside tiles by the letter runs words hold (False "
      "for a graph too costly to read them from: the same plays, found more slowly).",
@@ -651,7 +718,8 @@ PyTypeObject GeneratorType = {
     .tp_dealloc = (destructor)Generator_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Generator(kwg, rows, cols, values, letter_mult, word_mult, centre_row, "
-              "centre_col, rack_size, bingo): move generation over one lexicon and ruleset.",
+              "centre_col, rack_size, bingo, anagrams=None): move generation over one lexicon and "
+              "ruleset; anagrams: the file anagram_file() wrote for them, mapped.",
     .tp_methods = Generator_methods,
     .tp_getset = Generator_getset,
     .tp_init = (initproc)Generator_init,

@@ -4,6 +4,12 @@ Layout: little-endian uint32 nodes; bits 0-21 arc index (first child), bit 22 la
 sibling, bit 23 accepts, bits 24-31 tile. Node 0's arc is the DAWG root, node 1's the
 GADDAG root (0 when absent). Files are memory-mapped read-only and never copied, so
 worker processes on one machine share one copy in the page cache.
+
+Beside `NAME.kwg`, `Lexicon.save` writes `NAME.kwg.json` (what the words are:
+lexicon_info.py) and `NAME.kwg.anagrams` (the words of a rack's length and more by their
+letters, which the move generator's bounds use; layout in anagram_file.c). `open` maps
+the second when it is there, and the generator uses it only when it holds exactly what
+the generator would build from the KWG: every process mapping it shares one copy.
 """
 
 from __future__ import annotations
@@ -41,6 +47,22 @@ def sibling(nodes, start: int, tile: int) -> int:
 
 
 MAX_EXAMPLES = 10
+
+
+def anagram_path(kwg: str | os.PathLike) -> Path:
+    """Where the bingo words of the KWG at `kwg` are kept: `NAME.kwg.anagrams`."""
+    path = Path(kwg)
+    return path.with_name(path.name + ".anagrams")
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:  # a folder in the way, a full disk: leave nothing behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class LexiconWarning(UserWarning):
@@ -81,6 +103,9 @@ class Lexicon:
         "_max_len",
         "report",
         "info",
+        "anagrams",
+        "anagram_path",
+        "_anagram_mmap",
     )
 
     def __init__(
@@ -94,6 +119,9 @@ class Lexicon:
     ):
         self.rules = rules
         self.info = info
+        self.anagrams = None  # the mapped NAME.kwg.anagrams, when `open` found one
+        self.anagram_path: str | None = None
+        self._anagram_mmap = None
         self.path = path
         self._mmap = mapping
         self._buffer = buffer
@@ -144,14 +172,36 @@ class Lexicon:
                 mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except OSError as exc:
                 raise LexiconError(f"cannot map lexicon {path}: {exc.strerror}") from None
-        return cls(mapping, rules, path=path, mapping=mapping, info=info)
+        lexicon = cls(mapping, rules, path=path, mapping=mapping, info=info)
+        lexicon._map_anagrams(anagram_path(path))
+        return lexicon
+
+    def _map_anagrams(self, path: Path) -> None:
+        """Map the bingo-word file `path` when there is one (checked by the generator)."""
+        try:
+            fh = open_regular(path, "bingo-word file", LexiconError)
+        except LexiconError:
+            if path.exists() or path.is_symlink():
+                raise
+            return
+        with fh:
+            try:
+                mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as exc:  # ValueError: an empty file
+                why = getattr(exc, "strerror", None) or "it is empty"
+                raise LexiconError(
+                    f"cannot map {path}: {why}; rebuild it with `anchor lexicon install` "
+                    f"or delete it"
+                ) from None
+        self.anagrams, self.anagram_path, self._anagram_mmap = mapping, str(path), mapping
 
     @classmethod
     def from_bytes(cls, data: bytes, rules: Ruleset) -> Lexicon:
         return cls(bytes(data), rules)
 
     def save(self, path: str | os.PathLike, source: str = "", licence: str = "") -> LexiconInfo:
-        """Write the KWG bytes and their sidecar (lexicon_info.py), each atomically: a
+        """Write the KWG bytes, their sidecar (lexicon_info.py) and their bingo words
+        (`NAME.kwg.anagrams`, for this lexicon's ruleset's rack size), each atomically: a
         reader never sees half a file. Returns what the sidecar says."""
         path = Path(path)
         data = self.to_bytes()
@@ -163,15 +213,23 @@ class Lexicon:
             source=source,
             licence=licence,
         )
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        except BaseException:  # a folder in the way, a full disk: leave nothing behind
-            tmp.unlink(missing_ok=True)
-            raise
+        _write_atomically(path, data)
+        self.write_anagrams(path)
         info.write(path)
         return info
+
+    def write_anagrams(self, kwg: str | os.PathLike) -> Path | None:
+        """Write this lexicon's bingo words beside the KWG file `kwg` (which must hold this
+        lexicon), atomically; None, and no file, for a graph too large to have them."""
+        target = anagram_path(kwg)
+        try:
+            generator = _movegen.Generator(self.buffer, *self.rules.generator_args())
+            data = generator.anagram_file()
+        except ValueError:  # the generator goes without them, so can the file
+            target.unlink(missing_ok=True)  # one from an earlier build
+            return None
+        _write_atomically(target, data)
+        return target
 
     def to_bytes(self) -> bytes:
         return bytes(memoryview(self._buffer))
@@ -182,6 +240,10 @@ class Lexicon:
             self._nodes.release()
             self._mmap.close()
             self._mmap = None
+        if self._anagram_mmap is not None:
+            self.anagrams = None
+            self._anagram_mmap.close()
+            self._anagram_mmap = None
 
     @property
     def buffer(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 
 from . import _movegen
@@ -10,7 +11,7 @@ from . import endgame as _endgame
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
-from .lexicon import Lexicon
+from .lexicon import Lexicon, LexiconWarning
 from .moves import EQUITY, Move, MoveList, exchanges
 from .notation import Play, parse_play, parse_rack
 from .rules import Ruleset
@@ -37,9 +38,19 @@ class Solver:
         self._leaves: dict[str, Leaves] = {}
         self._racks: dict[str, tuple[tuple[int, ...], bytes]] = {}
         try:
-            self._generator = _movegen.Generator(lexicon.buffer, *rules.generator_args())
+            self._generator = _movegen.Generator(
+                lexicon.buffer, *rules.generator_args(), anagrams=lexicon.anagrams
+            )
         except ValueError as exc:  # rules the generator cannot play exactly
             raise InputError(f"ruleset {rules.name}: {exc}") from None
+        if self._generator.anagram_problem:  # a cache out of date: work on, but say so
+            warnings.warn(
+                f"{lexicon.anagram_path}: {self._generator.anagram_problem}, not the bingo "
+                f"words of {lexicon.path}, so it is not used (each process builds its own: "
+                f"more memory); `anchor lexicon install` writes it anew, or delete it",
+                LexiconWarning,
+                stacklevel=2,
+            )
 
     def leaves(self, path: str | os.PathLike) -> Leaves:
         """The leave values in a KLV2 file for this solver's rules, opened once."""

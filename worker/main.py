@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from anchor.client.connection import ServiceError, connect, redacted
 from anchor.client.serializer import MsgpackSerializer
 from anchor.dictionaries.lexica import lexicon_path, search_dirs
 from anchor.engine import AnchorError, LexiconInfo, Ruleset
+from anchor.engine.lexicon import LexiconWarning, anagram_path
 from anchor.engine.rules import builtin_names
 
 from . import logs
@@ -75,11 +77,19 @@ def open_lexica(
         return _open_lexica({spec.name: spec.path for spec in lexica}, lexica, leave_paths)
     prune()  # what killed workers and refused files left in memory
     try:
-        paths = {spec.name: str(snapshot(spec.path)) for spec in lexica}
+        paths = {spec.name: str(_snapshot_lexicon(spec.path)) for spec in lexica}
         return _open_lexica(paths, lexica, leave_paths)
     except BaseException:
         release_all()
         raise
+
+
+def _snapshot_lexicon(path: str) -> Path:
+    """The KWG's snapshot, with its bingo-word file's beside it when it has one."""
+    kwg = snapshot(path)
+    if anagram_path(path).is_file():
+        snapshot(anagram_path(path), name=anagram_path(kwg).name)
+    return kwg
 
 
 def build_worker(
@@ -121,10 +131,15 @@ def _open_lexica(
     solvers = []
     for spec in lexica:
         try:
-            solvers += registry.preload([(spec.ruleset, spec.name)])
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always", LexiconWarning)
+                solvers += registry.preload([(spec.ruleset, spec.name)])
         except (AnchorError, p.ProtocolError) as exc:  # the user's file, not its snapshot
             said = getattr(exc, "message", None) or str(exc)
             raise ValueError(said.replace(paths[spec.name], spec.path)) from None
+        for w in warned:  # a stale bingo-word file: named as the user knows it
+            text = str(w.message).replace(paths[spec.name], spec.path)
+            log.warning(text, extra={"lexicon": spec.name})
     for leaves_name in leave_paths or {}:  # open (and check) leave files before any job too
         ruleset = next((s.ruleset for s in lexica if s.name == leaves_name), "english")
         registry.leaves(ruleset, leaves_name, leaves_name)

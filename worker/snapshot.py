@@ -5,7 +5,9 @@ A worker maps its lexica for days. If an operator rewrites a mapped file in plac
 of SIGBUS or silently reads different words. So a worker maps a snapshot instead: a copy
 named by the sha256 of its content in a folder only this user can write, made once and
 never modified. Workers of one machine with the same lexicon share one snapshot (and so
-one copy in memory); replacing the original affects only workers started afterwards.
+one copy in memory); replacing the original affects only workers started afterwards. A
+lexicon's bingo-word file (`NAME.kwg.anagrams`) is copied beside its snapshot, under the
+snapshot's name, where Lexicon.open looks for it.
 
 Snapshots live in memory (/dev/shm, a k8s emptyDir of medium Memory), so they must not
 pile up: each worker holds a shared lock (flock) on the snapshots it uses, from the moment
@@ -94,9 +96,9 @@ def _digest(path: Path) -> str:
     return sha.hexdigest()
 
 
-def snapshot(path: str | os.PathLike, folder: Path | None = None) -> Path:
-    """A read-only copy of the lexicon at `path`, named by its content, in `folder`; held
-    (shared lock) until `release`."""
+def snapshot(path: str | os.PathLike, folder: Path | None = None, name: str | None = None) -> Path:
+    """A read-only copy of the lexicon at `path`, named by its content (or `name`), in
+    `folder`; held (shared lock) until `release`."""
     folder = _private_folder(folder or default_folder())
     sha = hashlib.sha256()
     fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".incoming-")
@@ -110,7 +112,7 @@ def snapshot(path: str | os.PathLike, folder: Path | None = None) -> Path:
                 sha.update(block)
                 dst.write(block)
         digest = sha.hexdigest()
-        final = folder / f"{digest}.kwg"
+        final = folder / (name or f"{digest}.kwg")
         tmp.chmod(0o444)
         for _ in range(3):
             if final.exists() and _digest(final) == digest and _hold(final):
@@ -118,7 +120,7 @@ def snapshot(path: str | os.PathLike, folder: Path | None = None) -> Path:
             try:  # a link never replaces: workers starting together share one inode
                 os.link(tmp, final)
             except FileExistsError:
-                if _digest(final) != digest:  # not what its name says: replace it
+                if _digest(final) != digest:  # not what it should hold: replace it
                     os.replace(tmp, final)
                 continue
             if _hold(final):
@@ -170,7 +172,9 @@ def prune(folder: Path | None = None) -> list[Path]:
         return []
     removed = []
     for entry in folder.iterdir():
-        if entry in _HELD or not (entry.suffix == ".kwg" or entry.name.startswith(".incoming-")):
+        if entry in _HELD or not (
+            entry.suffix in (".kwg", ".anagrams") or entry.name.startswith(".incoming-")
+        ):
             continue
         try:
             fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

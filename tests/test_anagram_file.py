@@ -1,0 +1,197 @@
+"""The bingo words as a file beside the lexicon (`NAME.kwg.anagrams`, anagram_file.c):
+written by Lexicon.save and `anchor lexicon install`, mapped by Lexicon.open, used by the
+generator only when it holds exactly the set the generator builds, copied beside a
+worker's snapshot, and set aside with a warning saying what to do when it is anything
+else (a stale cache must not stop a worker)."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anchor.dictionaries import lexica
+from anchor.engine import Lexicon, LexiconError, Ruleset, Solver, parse_cgp
+from anchor.engine.lexicon import LexiconWarning, anagram_path
+
+from .conftest import ROOT, data_path
+
+BENCH = [
+    ln
+    for ln in data_path("bench", "positions.cgp").read_text().splitlines()
+    if ln.strip() and not ln.startswith("#")
+]
+SMALL = ["CAB", "CABS", "AB", "ABA", "BA", "ABSCESS", "CABBAGES", "ABACUSES"]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, twl06) -> Path:
+    """TWL06 as `anchor lexicon install` leaves it."""
+    path = tmp_path_factory.mktemp("installed") / "twl06.kwg"
+    twl06.save(path)
+    return path
+
+
+def plays(solver: Solver, cgp: str, **kw) -> list[tuple[str, int]]:
+    position = parse_cgp(solver.rules, cgp)
+    moves = solver.generate_moves(position.board, position.racks[0], **kw)
+    return [(m.notation, m.score) for m in moves]
+
+
+def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path):
+    assert anagram_path(saved).stat().st_size > 1 << 20
+    mapped = Solver(Lexicon.open(saved, english), english)
+    assert mapped._generator.anagram_source == "file"
+    bare = tmp_path / "bare.kwg"
+    shutil.copyfile(saved, bare)
+    built = Solver(Lexicon.open(bare, english), english)
+    assert built._generator.anagram_source == "built"
+    leaves = data_path("kwg", "TWL06.klv2")
+    for cgp in BENCH[:6]:  # the same plays, ranked the same, from either set
+        for kw in (
+            {},
+            {"rank": "equity", "leaves": leaves},
+            {"rank": "equity", "leaves": leaves, "limit": 1},
+        ):
+            assert plays(mapped, cgp, **kw) == plays(built, cgp, **kw)
+
+
+def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
+    saved, default_english, english, tmp_path
+):
+    """A KWG replaced by hand (`mv new.kwg english.kwg`) beside its old bingo words: like
+    any stale cache, the file is not used, the worker works on, and it is told why."""
+    path = tmp_path / "english.kwg"
+    default_english.save(path)
+    shutil.copyfile(anagram_path(saved), anagram_path(path))
+    lexicon = Lexicon.open(path, english)
+    with pytest.warns(LexiconWarning) as said:
+        solver = Solver(lexicon, english)
+    text = str(said[0].message)
+    assert str(anagram_path(path)) in text and "built from another lexicon" in text
+    assert "anchor lexicon install" in text and "delete it" in text
+    assert solver._generator.anagram_source == "built"
+    assert plays(solver, BENCH[4]) == plays(Solver(default_english, english), BENCH[4])
+    assert any("built from another lexicon" in p for p in lexica.verify(path))
+
+
+def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
+    """(what, bytes, what the refusal says) for a good file `data`."""
+    header = bytearray(data)
+    header[8:12] = struct.pack("=I", 2)
+    counts = bytearray(data)
+    counts[40:48] = struct.pack("=Q", 1 << 40)
+    flipped = bytearray(data)
+    flipped[-1] ^= 0x40
+    return [
+        ("cut short", data[:-9], "not the length its header gives"),
+        ("only a header's worth", data[:20], "shorter than its header"),
+        ("another format", b"ANCHKWG?" + data[8:], "not an Anchor bingo-word file"),
+        ("another version", bytes(header), "a format this version"),
+        ("absurd counts", bytes(counts), "not the length its header gives"),
+        ("one letter changed", bytes(flipped), "built from another lexicon"),
+    ]
+
+
+def test_a_damaged_bingo_word_file_is_set_aside_naming_it(english, tmp_path):
+    path = tmp_path / "small.kwg"
+    Lexicon.build(SMALL, english).save(path)
+    good = anagram_path(path).read_bytes()
+    for what, data, message in damaged(good):
+        anagram_path(path).write_bytes(data)
+        with pytest.warns(LexiconWarning, match=message) as said:
+            solver = Solver(Lexicon.open(path, english), english)
+        assert str(anagram_path(path)) in str(said[0].message), what
+        assert solver._generator.anagram_source == "built"
+    anagram_path(path).write_bytes(b"")
+    with pytest.raises(LexiconError, match="cannot map .*it is empty"):
+        Lexicon.open(path, english)
+    anagram_path(path).unlink()
+    anagram_path(path).mkdir()
+    with pytest.raises(LexiconError, match="is a directory"):
+        Lexicon.open(path, english)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "small.kwg"
+    built = Lexicon.build(SMALL, english)
+    built.save(path)
+    good = anagram_path(path).read_bytes()
+    bad = bytearray(good)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(bad) - 1))
+        bad[at] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        bad = bad[: data.draw(st.integers(0, len(bad)))]
+    anagram_path(path).write_bytes(bytes(bad))
+    try:
+        lexicon = Lexicon.open(path, english)
+    except LexiconError:  # an empty file cannot be mapped
+        assert not bad
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LexiconWarning)
+        solver = Solver(lexicon, english)
+    # used only when it is the set itself; else set aside, the generator's own set used
+    assert (solver._generator.anagram_source == "file") == (bytes(bad) == good)
+    assert plays(solver, BENCH[3]) == plays(Solver(built, english), BENCH[3])
+
+
+def test_a_file_for_another_rack_size_is_left_to_the_rulesets_it_serves(english, tmp_path):
+    path = tmp_path / "small.kwg"
+    Lexicon.build(SMALL, english).save(path)
+    toml = (ROOT / "engine" / "rulesets" / "english.toml").read_text()
+    eight = Ruleset.from_toml(toml.replace("rack_size = 7", "rack_size = 8"), "eight.toml")
+    solver = Solver(Lexicon.open(path, english), eight)
+    assert solver._generator.anagram_source == "built"
+    assert Solver(Lexicon.open(path, english), english)._generator.anagram_source == "file"
+
+
+def test_a_worker_maps_a_snapshot_of_the_file_beside_its_lexicon(
+    saved, english, tmp_path, monkeypatch
+):
+    from anchor.worker import snapshot
+    from anchor.worker.main import _snapshot_lexicon
+
+    folder = tmp_path / "snaps"
+    monkeypatch.setenv("ANCHOR_SNAPSHOT_DIR", str(folder))
+    kwg = _snapshot_lexicon(str(saved))
+    copy = anagram_path(kwg)
+    assert kwg.parent == copy.parent == folder
+    assert copy.read_bytes() == anagram_path(saved).read_bytes()
+    lexicon = Lexicon.open(kwg, english)
+    assert Solver(lexicon, english)._generator.anagram_source == "file"
+    del lexicon
+    assert snapshot.release(copy) and snapshot.release(kwg)
+    assert sorted(folder.iterdir()) == []
+    (folder / ("0" * 64 + ".kwg.anagrams")).write_bytes(b"left by a killed worker")
+    assert [p.name for p in snapshot.prune(folder)] == ["0" * 64 + ".kwg.anagrams"]
+
+
+def test_a_worker_with_a_stale_file_starts_and_logs_it_by_the_users_path(
+    saved, default_english, tmp_path, monkeypatch, caplog
+):
+    from anchor.worker import snapshot
+    from anchor.worker.main import open_lexica, parse_lexicon_spec
+
+    monkeypatch.setenv("ANCHOR_SNAPSHOT_DIR", str(tmp_path / "snaps"))
+    path = tmp_path / "english.kwg"
+    default_english.save(path)
+    shutil.copyfile(anagram_path(saved), anagram_path(path))
+    with caplog.at_level("WARNING", logger="anchor.worker"):
+        registry = open_lexica([parse_lexicon_spec(f"mine={path}")])
+    said = [r.getMessage() for r in caplog.records if r.name == "anchor.worker"]
+    assert said and said[0].startswith(f"{anagram_path(path)}: built from another lexicon")
+    assert "anchor-lexica" not in said[0] and "snaps" not in said[0]
+    solver = registry.solver("english", "mine")
+    assert solver._generator.anagram_source == "built"
+    del registry, solver
+    snapshot.release_all()

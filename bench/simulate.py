@@ -123,37 +123,50 @@ def main() -> None:
         fleet_speedup(BENCH)
 
 
-def fleet_speedup(lines: list[str]) -> None:
+def fleet_speedup(lines: list[str], passes: int = 5) -> None:
     """`anchor analyze --sim` with the CLI's defaults (1,000 iterations, rounds of 100,
     early stop at 0.99, jobs sized by the workers serving the queue) on every bench
     position, in-process and through 1 and 2 workers; every answer must equal the
-    in-process one. Times are the sums over the positions (median of 3 passes)."""
+    in-process one. Both fleets run side by side (each with its own Redis) and the passes
+    interleave, so the machine's drift falls on every figure alike; times are the sums
+    over the positions, median of `passes`."""
     settings = Simulation(candidates=15, plies=2, iterations=1000, seed=1, confidence=0.99)
     jobs = [SimulationJob(cgp, lexicon="twl06", leaves="twl06") for cgp in lines]
     registry = LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
     local_client = AnalysisClient(registry=registry, threads=1)
-    started = time.perf_counter()
     local = [simulate(local_client, job, settings) for job in jobs]
-    base = time.perf_counter() - started
-    print(f"\n{len(jobs)} positions with the CLI's defaults: in-process, one thread, {base:.2f} s")
-    times = {}
-    for count in (1, 2):
-        extra = ("--leaves", f"twl06={KLV2}")
-        with fleet(f"sim{count}", count, extra=extra) as url:
-            client = AnalysisClient(url, queue=f"sim{count}", job_timeout=600)
+    extra = ("--leaves", f"twl06={KLV2}")
+    times: dict[str, list[float]] = {"in-process": [], "1 worker": [], "2 workers": []}
+    with fleet("sim1", 1, extra=extra) as url1, fleet("sim2", 2, extra=extra) as url2:
+        clients = {"in-process": local_client}
+        for name, url, queue, count in (
+            ("1 worker", url1, "sim1", 1),
+            ("2 workers", url2, "sim2", 2),
+        ):
+            client = AnalysisClient(url, queue=queue, job_timeout=600)
             deadline = time.monotonic() + 30
             while client.capacity() < count and time.monotonic() < deadline:
                 time.sleep(0.2)  # until every worker has registered
-            passes = []
-            for _ in range(3):
+            assert [simulate(client, job, settings) for job in jobs] == local, (
+                "the fleet's answer differs from the in-process one"
+            )
+            clients[name] = client
+        for _ in range(passes):
+            for name, client in clients.items():
                 started = time.perf_counter()
-                merged = [simulate(client, job, settings) for job in jobs]
-                passes.append(time.perf_counter() - started)
-                assert merged == local, "the fleet's answer differs from the in-process one"
-            times[count] = statistics.median(passes)
-        print(f"  {count} worker(s): {times[count]:.2f} s (median of 3; "
-              f"x{base / times[count]:.2f} of in-process)")  # fmt: skip
-    print(f"  speed-up of 2 workers over 1: x{times[1] / times[2]:.2f}")
+                for job in jobs:
+                    simulate(client, job, settings)
+                times[name].append(time.perf_counter() - started)
+    base = statistics.median(times["in-process"])
+    print(
+        f"\n{len(jobs)} positions with the CLI's defaults, median of {passes} interleaved passes:"
+    )
+    for name, runs in times.items():
+        median = statistics.median(runs)
+        shown = " ".join(f"{t:.2f}" for t in runs)
+        print(f"  {name:>10}: {median:.2f} s (x{base / median:.2f} of in-process; passes {shown})")
+    one, two = statistics.median(times["1 worker"]), statistics.median(times["2 workers"])
+    print(f"  speed-up of 2 workers over 1: x{one / two:.2f}")
 
 
 if __name__ == "__main__":

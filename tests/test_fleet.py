@@ -522,3 +522,26 @@ def test_a_stop_swallowed_by_a_callback_still_stops_the_worker(capsys):
     finally:
         SimpleWorker.request_stop = original
     assert worker.stopping and worker._stop_requested and calls == [15]
+
+
+# ------------------------------------------------------------- suspension
+def test_rq_suspend_holds_jobs_after_a_second_and_resume_frees_them(server, queue, workers):
+    """The worker looks for `rq suspend` between jobs at most once a second (not before
+    every job: one round trip less each). As in RQ, a worker already waiting for a job
+    takes the next one; the one after waits until `rq resume`."""
+    from rq.suspension import resume, suspend
+
+    workers()
+    client = AnalysisClient(server.url, queue=queue)
+    assert client.analyze(request(), timeout=20)["ok"]
+    r = server.client()
+    suspend(r)
+    try:
+        time.sleep(1.5)  # past the check interval
+        assert client.analyze(request(), timeout=20)["ok"]  # the wait it was in
+        held = client.submit(request())
+        time.sleep(2)
+        assert r.lpos(f"rq:queue:{queue}", held.id) is not None  # still waiting its turn
+    finally:
+        resume(r)
+    assert client.result(held, timeout=20)["ok"]

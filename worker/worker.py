@@ -55,6 +55,7 @@ from .queues import AnchorQueue, recover_stranded, rq_keys, scrub
 log = logging.getLogger("anchor.worker")
 HEARTBEAT_INTERVAL = 2  # seconds between heartbeats while a job runs
 HEARTBEAT_EVERY = 1.0  # seconds: between jobs, the worker's own key is refreshed at most this often
+SUSPENSION_CHECK_EVERY = 1.0  # seconds: between jobs, `rq suspend` is looked for at most this often
 HEARTBEAT_TTL = 10  # a job whose worker has been silent this long is abandoned
 TIMEOUT_GRACE = 5  # RQ's own alarm fires this long after a job's deadline: a backstop
 MIN_RESULT_TTL = 60  # seconds: results are kept at least this long (or the server's TTL)
@@ -96,6 +97,7 @@ class AnchorWorker(SimpleWorker):
         self.limits = limits
         self._beat_at = -math.inf  # time.monotonic() of the last heartbeat sent at once
         self._alive_until = -math.inf  # and when the key it refreshed expires
+        self._suspension_checked = -math.inf  # time.monotonic() of the last `rq suspend` check
 
     @property
     def dequeue_timeout(self) -> int:
@@ -116,6 +118,16 @@ class AnchorWorker(SimpleWorker):
         """Nothing here: RQ logs at this point, inside the SIGTERM handler, and a line
         written while the main thread is writing one is a reentrant write to stderr (a
         'Logging error' traceback in the log). The work loop logs the stop instead."""
+
+    def check_for_suspension(self, burst: bool) -> None:
+        """RQ asks Redis whether workers are suspended (`rq suspend`), with a heartbeat,
+        before every job: with short jobs back to back, asking at most every
+        SUSPENSION_CHECK_EVERY is enough (a suspension takes hold within that)."""
+        at = time.monotonic()
+        if not burst and at - self._suspension_checked < SUSPENSION_CHECK_EVERY:
+            return
+        super().check_for_suspension(burst)
+        self._suspension_checked = time.monotonic()
 
     def get_heartbeat_ttl(self, job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
@@ -170,7 +182,7 @@ class AnchorWorker(SimpleWorker):
             beating.set()
             beat.join()
         self.executions.pop(execution.id, None)
-        self.set_state(WorkerStatus.IDLE)
+        # no state write here: RQ's next dequeue sets IDLE first thing (one round trip a job)
 
     def _claim(self, job, queue) -> Execution | None:
         """Start the job if its id is still in the lane's intermediate list, in one

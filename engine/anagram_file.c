@@ -33,11 +33,15 @@ typedef struct {
     uint64_t slots, keys, words, tiles;
 } AnagramHeader;
 
-/* The file's size for `set`; 0 when there is no set to write. A slot is a key (8 bytes)
- * and a chain head (4), a word its next and start (4 each) and length (1). */
+/* A file's size: a slot is a key (8 bytes) and a chain head (4), a word its next and start
+ * (4 each) and length (1), a tile a byte. */
+static size_t sized(size_t slots, size_t words, size_t tiles) {
+    return ANAGRAM_HEADER + slots * 12 + words * 9 + tiles;
+}
+
+/* The file's size for `set`; 0 when there is no set to write. */
 static size_t file_size(const Anagrams *set) {
-    if (!set->slots) return 0;
-    return ANAGRAM_HEADER + (set->mask + 1) * 12 + set->words * 9 + set->tiles_used;
+    return set->slots ? sized(set->mask + 1, set->words, set->tiles_used) : 0;
 }
 
 PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack) {
@@ -84,12 +88,11 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     if (h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE)
         return "built for another alphabet";
     if (h.rack != (uint32_t)rack) return OTHER_RULES;
-    if (h.slots > len || h.words > len || h.tiles > len ||
-        len != ANAGRAM_HEADER + h.slots * 12 + h.words * 9 + h.tiles)
+    if (h.slots > len || h.words > len || h.tiles > len || len != sized(h.slots, h.words, h.tiles))
         return "not the length its header gives (cut short?)";
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
-        h.tiles != built->tiles_used || len != file_size(built))
+        h.tiles != built->tiles_used)
         return "built from another lexicon";
     *view = *built; /* the letter codes, counts and mask: equal by now */
     const uint8_t *at = buf + ANAGRAM_HEADER;

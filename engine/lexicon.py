@@ -177,22 +177,23 @@ class Lexicon:
         return lexicon
 
     def _map_anagrams(self, path: Path) -> None:
-        """Map the bingo-word file `path` when there is one (checked by the generator)."""
-        try:
-            fh = open_regular(path, "bingo-word file", LexiconError)
-        except LexiconError:
-            if path.exists() or path.is_symlink():
-                raise
+        """Map the bingo-word file `path` when there is one (checked by the generator). It
+        is a cache: one that cannot be read is set aside with a LexiconWarning, never an
+        error (the generator then builds its own)."""
+        if not (path.exists() or path.is_symlink()):
             return
-        with fh:
-            try:
+        try:
+            with open_regular(path, "bingo-word file", LexiconError) as fh:
                 mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as exc:  # ValueError: an empty file
-                why = getattr(exc, "strerror", None) or "it is empty"
-                raise LexiconError(
-                    f"cannot map {path}: {why}; rebuild it with `anchor lexicon install` "
-                    f"or delete it"
-                ) from None
+        except (LexiconError, OSError, ValueError) as exc:  # ValueError: an empty file
+            why = getattr(exc, "strerror", None) or str(exc)
+            warnings.warn(
+                f"{path}: cannot be mapped ({why}), so it is not used (each process builds "
+                f"its own: more memory); `anchor lexicon install` writes it anew, or delete it",
+                LexiconWarning,
+                stacklevel=3,
+            )
+            return
         self.anagrams, self.anagram_path, self._anagram_mmap = mapping, str(path), mapping
 
     @classmethod

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anchor.dictionaries import lexica
-from anchor.engine import Lexicon, LexiconError, Ruleset, Solver, parse_cgp
+from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.lexicon import LexiconWarning, anagram_path
 
 from .conftest import ROOT, data_path
@@ -109,12 +109,13 @@ def test_a_damaged_bingo_word_file_is_set_aside_naming_it(english, tmp_path):
         assert str(anagram_path(path)) in str(said[0].message), what
         assert solver._generator.anagram_source == "built"
     anagram_path(path).write_bytes(b"")
-    with pytest.raises(LexiconError, match="cannot map .*it is empty"):
-        Lexicon.open(path, english)
+    with pytest.warns(LexiconWarning, match="cannot be mapped .*empty"):
+        assert Lexicon.open(path, english).anagrams is None
     anagram_path(path).unlink()
     anagram_path(path).mkdir()
-    with pytest.raises(LexiconError, match="is a directory"):
-        Lexicon.open(path, english)
+    with pytest.warns(LexiconWarning, match="is a directory"):
+        lexicon = Lexicon.open(path, english)
+    assert Solver(lexicon, english)._generator.anagram_source == "built"
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,14 +133,9 @@ def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path
     if data.draw(st.booleans()):
         bad = bad[: data.draw(st.integers(0, len(bad)))]
     anagram_path(path).write_bytes(bytes(bad))
-    try:
-        lexicon = Lexicon.open(path, english)
-    except LexiconError:  # an empty file cannot be mapped
-        assert not bad
-        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LexiconWarning)
-        solver = Solver(lexicon, english)
+        solver = Solver(Lexicon.open(path, english), english)
     # used only when it is the set itself; else set aside, the generator's own set used
     assert (solver._generator.anagram_source == "file") == (bytes(bad) == good)
     assert plays(solver, BENCH[3]) == plays(Solver(built, english), BENCH[3])
@@ -195,3 +191,24 @@ def test_a_worker_with_a_stale_file_starts_and_logs_it_by_the_users_path(
     assert solver._generator.anagram_source == "built"
     del registry, solver
     snapshot.release_all()
+
+
+def test_a_huge_bingo_word_file_is_not_copied_into_a_workers_memory(
+    english, tmp_path, monkeypatch, caplog
+):
+    """Snapshots live in memory (/dev/shm): a stray file of any size must not fill it."""
+    from anchor.worker import snapshot
+    from anchor.worker.main import _snapshot_lexicon
+
+    folder = tmp_path / "snaps"
+    monkeypatch.setenv("ANCHOR_SNAPSHOT_DIR", str(folder))
+    path = tmp_path / "small.kwg"
+    Lexicon.build(SMALL, english).save(path)
+    with open(anagram_path(path), "r+b") as fh:
+        fh.truncate(64 << 20)  # sparse: no disk, but a 64 MiB copy
+    with caplog.at_level("WARNING", logger="anchor.worker"):
+        kwg = _snapshot_lexicon(str(path))
+    assert [p.name for p in folder.iterdir()] == [kwg.name]
+    said = [r.getMessage() for r in caplog.records if r.name == "anchor.worker"]
+    assert said and said[0].startswith(f"{anagram_path(path)}: 67,108,864 bytes")
+    assert snapshot.release(kwg)

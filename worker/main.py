@@ -68,6 +68,11 @@ def parse_lexicon_spec(text: str) -> LexiconSpec:
     return LexiconSpec(name, ruleset, path)
 
 
+# a bingo-word file is at most this many times its KWG (plus 16 MiB): TWL06's is 1.7 times
+# its KWG with a GADDAG, the default English lexicon's 12 times a KWG without one
+ANAGRAM_SIZE_FACTOR = 64
+
+
 def open_lexica(
     lexica: list[LexiconSpec], leave_paths: dict[str, str] | None = None, snapshots: bool = True
 ) -> LexiconRegistry:
@@ -85,10 +90,20 @@ def open_lexica(
 
 
 def _snapshot_lexicon(path: str) -> Path:
-    """The KWG's snapshot, with its bingo-word file's beside it when it has one."""
+    """The KWG's snapshot, with its bingo-word file's beside it when it has one of a size
+    its KWG can have: snapshots live in memory, and a stray huge file must not fill it."""
     kwg = snapshot(path)
-    if anagram_path(path).is_file():
-        snapshot(anagram_path(path), name=anagram_path(kwg).name)
+    words = anagram_path(path)
+    if words.is_file():
+        size, most = words.stat().st_size, ANAGRAM_SIZE_FACTOR * kwg.stat().st_size + (16 << 20)
+        if size <= most:
+            snapshot(words, name=anagram_path(kwg).name)
+        else:
+            log.warning(
+                f"{words}: {size:,} bytes, more than the bingo words of {path} can take "
+                f"({most:,}), so it is not used; `anchor lexicon install` writes it anew",
+                extra={"path": str(words)},
+            )
     return kwg
 
 

@@ -390,6 +390,34 @@ def test_snapshots_are_removed_when_no_worker_holds_them(server, queue, tmp_path
                 proc.kill()
 
 
+def test_sigterm_while_starting_stops_the_worker_and_frees_its_snapshot(tmp_path):
+    """SIGTERM before the work loop (here: waiting for a Redis not yet up) was left to
+    its default action: the worker died at once and its snapshot stayed in memory (the
+    clean-clone CI run caught one left by a worker stopped right after it registered)."""
+    folder = tmp_path / "snaps"
+    folder.mkdir(mode=0o700)
+    env = dict(os.environ, ANCHOR_SNAPSHOT_DIR=str(folder))
+    nobody = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens: it waits for Redis
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", nobody,
+         "--lexicon", f"twl06@english={TWL06}", "--log-format", "json"],
+        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: any(f.suffix == ".kwg" for f in folder.iterdir()), 60, "a snapshot")
+        time.sleep(0.3)  # into the wait for Redis
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=20)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == 0, err
+    assert "Traceback" not in err
+    assert list(folder.iterdir()) == []
+    stopped = [json.loads(line) for line in err.splitlines() if '"worker stopped"' in line]
+    assert stopped and stopped[-1]["signal"] == "SIGTERM"
+
+
 def test_a_shared_snapshot_folder_gets_a_private_subfolder(tmp_path):
     """A k8s emptyDir is root-owned and 0777: the worker makes a 0700 folder of its own in
     it instead of refusing it."""

@@ -360,6 +360,35 @@ def test_sigterm_during_maintenance_stops_the_worker(registry, monkeypatch):
     worker.run_maintenance_tasks()  # any other failure is logged and waits for the next round
 
 
+def test_sigterm_while_registering_stops_the_worker_at_its_first_turn(registry, monkeypatch):
+    """RQ registers a worker before it installs its SIGTERM handler; a SIGTERM in between
+    killed the worker with its registration alive. Now the handler is in place first and
+    the stop is taken at the work loop's first turn: no job taken, registration dead."""
+    import signal
+
+    conn = FakeRedis()
+    worker = fake_worker(conn, registry)
+    request = p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[0]),))
+    job = AnalysisClient(connection=conn).submit(request)
+    births = []
+
+    def register_then_signalled():
+        type(worker).register_birth(worker)
+        births.append(conn.exists(worker.key))
+        os.kill(os.getpid(), signal.SIGTERM)  # handled before the next bytecode
+
+    monkeypatch.setattr(worker, "register_birth", register_then_signalled)
+    handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        assert worker.work(burst=False) is False  # returns: nothing run, not blocked waiting
+    finally:
+        signal.signal(signal.SIGTERM, handlers[0])
+        signal.signal(signal.SIGINT, handlers[1])
+    assert births == [1] and worker.stopping
+    assert conn.hget(worker.key, "death") is not None or not conn.exists(worker.key)
+    assert conn.hget(f"rq:job:{job.id}", "status") == b"queued"  # it waits for another worker
+
+
 def test_protocol_md_holds_every_declared_table():
     """Each request kind and each result has its table in PROTOCOL.md, equal to what its
     declaration makes; a field added to a declaration and not documented fails here."""

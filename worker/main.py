@@ -12,6 +12,7 @@ import atexit
 import gc
 import logging
 import os
+import signal
 import sys
 import time
 import warnings
@@ -216,9 +217,31 @@ def redis_connection(url: str, password_file: str | None, environ=os.environ) ->
         raise ValueError(str(exc)) from None
 
 
+class _StoppedStarting(BaseException):
+    """SIGTERM or SIGINT before the work loop: the worker stops, leaving nothing behind."""
+
+
+def _stop_starting(signum, frame) -> None:
+    raise _StoppedStarting(signal.Signals(signum).name)
+
+
 def run(args) -> int:
-    """Run the worker with the arguments worker/cli.py parsed; exit status."""
+    """Run the worker with the arguments worker/cli.py parsed; exit status. A stop asked
+    for while it starts (opening lexica, waiting for Redis) ends it at once, like one
+    while it waits for a job: its snapshots released, exit status 0. Left to the default
+    action, SIGTERM killed it there and its snapshots stayed in memory."""
     logs.configure(args.log_format, args.log_level)
+    signal.signal(signal.SIGTERM, _stop_starting)
+    signal.signal(signal.SIGINT, _stop_starting)
+    try:
+        return _run(args)
+    except _StoppedStarting as stop:
+        release_all()
+        log.info("worker stopped", extra={"signal": str(stop)})
+        return 0
+
+
+def _run(args) -> int:
     sys.unraisablehook = quiet_stop
     if args.nice:
         os.nice(min(args.nice, 19))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -88,6 +89,7 @@ class AnchorWorker(SimpleWorker):
 
     queue_class = AnchorQueue
     stopping = False  # set by SIGTERM/SIGINT: work() returning then means "exit"
+    _bootstrapping = False  # registering: a stop waits for the work loop's first turn
     max_connection_wait_time = 1.0  # RQ backs off to 60 s between tries of a lost Redis
 
     def __init__(self, *args, registry, limits: p.Limits, **kwargs):
@@ -112,7 +114,24 @@ class AnchorWorker(SimpleWorker):
         # garbage collector), where the raise is swallowed (quiet_stop keeps it out of the
         # log): the work loop then stops at its next turn, on this flag.
         self._stop_requested = True
+        if self._bootstrapping:  # no raise mid-registration: the loop's first turn stops
+            signal.signal(signal.SIGINT, self.request_force_stop)
+            signal.signal(signal.SIGTERM, self.request_force_stop)
+            return None
         return super().request_stop(signum, frame)
+
+    def bootstrap(self, *args, **kwargs) -> None:
+        """RQ registers the worker in Redis and only then installs its SIGTERM handler: a
+        SIGTERM in between (an operator scaling down a fleet just started) killed the
+        worker outright, its registration left alive and its lexicon snapshots left in
+        memory. The handler goes in first here; a stop asked for meanwhile is taken at the
+        work loop's first turn, which ends with RQ's teardown (registration marked dead)."""
+        self._install_signal_handlers()
+        self._bootstrapping = True
+        try:
+            super().bootstrap(*args, **kwargs)
+        finally:
+            self._bootstrapping = False
 
     def handle_warm_shutdown_request(self) -> None:
         """Nothing here: RQ logs at this point, inside the SIGTERM handler, and a line

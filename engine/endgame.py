@@ -69,13 +69,16 @@ def static_choice(moves, rules: Ruleset, held: int, opponent_points: int) -> int
 
 class EndValues:
     """Leave values for an empty bag, in the form the generator reads a leave table: 0 for
-    any tiles kept, `bonus` (the going-out adjustment) for keeping none. Ranked by equity
-    with these, plays are ranked by endgame_value, and best-first finds the best without
-    generating the rest."""
+    any tiles kept, the going-out adjustment `bonus` for keeping none, moved half a point
+    towards zero. Values are whole points, so a play going out ranks just below one that
+    does not and is worth the same (that one scores more) and above any worth less: ranked
+    by equity with these, plays come in static_choice's order (value, then score, then
+    generation), and best-first finds the first without generating the rest. playout.c's
+    end_values is the same table."""
 
     __slots__ = ("bonus",)
 
-    def __init__(self, bonus: float):
+    def __init__(self, bonus: int):
         self.bonus = bonus
 
     def table(self, rack: tuple[int, ...]) -> tuple[bytes, bytes]:
@@ -89,28 +92,17 @@ class EndValues:
             steps[tile] = radix
             radix *= have[tile] + 1
         values = array.array("f", bytes(4 * radix))
-        values[radix - 1] = self.bonus  # every tile used: the rack goes out
+        shift = -0.5 if self.bonus > 0 else 0.5 if self.bonus < 0 else 0.0
+        values[radix - 1] = self.bonus + shift  # every tile used: the rack goes out
         return array.array("H", steps).tobytes(), values.tobytes()
 
 
-def best_by_endgame_value(solver, board: Board, rack: str, opponent_points: int, look: int = 8):
-    """static_choice(generate_moves(board, rack), ...) without ranking every play: the top
-    `look` by endgame value, found best-first; among those worth the most, the highest
-    score, then the first generated (static_choice's ties). None when the rack has no
-    play; the full ranking when `look` plays tie for the top (rare)."""
+def best_by_endgame_value(solver, board: Board, rack: str, opponent_points: int):
+    """static_choice(generate_moves(board, rack), ...) without ranking every play: the
+    first play ranked by equity on EndValues. None when the rack has no play."""
     bonus = EndValues(solver.rules.end.out_bonus(opponent_points))
-    moves = solver.generate_moves(board, rack, limit=look, rank="equity", leaves=bonus)
-    if not len(moves):
-        return None
-    values = moves.equities()
-    tied = [i for i, v in enumerate(values) if v == values[0]]
-    if len(tied) == look:
-        every = solver.generate_moves(board, rack)
-        held = len(solver._rack(rack)[0])
-        index = static_choice(every, solver.rules, held, opponent_points)
-        return every[index]
-    scores = moves.scores()
-    return moves[max(tied, key=lambda i: (scores[i], -i))]
+    moves = solver.generate_moves(board, rack, limit=1, rank="equity", leaves=bonus)
+    return moves[0] if len(moves) else None
 
 
 def endgame_value(rules: Ruleset, placed: int, score: int, held: int, opponent_points: int) -> int:

@@ -29,7 +29,6 @@ void playout_release(Playout *p) {
     free(p->table);
     free(p->bag);
     movebuf_free(&p->buf);
-    if (p->has_all) movebuf_free(&p->all);
 }
 
 const char selfplay_doc[] =

@@ -34,9 +34,7 @@ typedef struct {
     Search *passes;                   /* two: across and down, holding the board as it stands */
     const Search *start;              /* the same for the position itself (prepared once) */
     Search *scratch;                  /* check: the board prepared whole, to compare */
-    MoveBuf buf;                      /* best-first, keep 1, by equity */
-    MoveBuf all;                      /* every play, by score: the empty bag's choice */
-    int has_all;
+    MoveBuf buf;                      /* best-first, keep 1, by equity (or end_values) */
     int out_factor;                   /* the going-out adjustment, times the other rack */
     float *table;                     /* leave table: 1 << rack_size values */
     SearchArgs args;

@@ -327,15 +327,16 @@ def prune(
     leader's by more than the two standard errors allow at `confidence` (one-sided) is
     dropped. Decided from the values alone, so every process decides the same."""
     z = NormalDist().inv_cdf(confidence)
-    stats = []
-    for v in values:
-        mean, var = _mean_var(v)
-        stats.append((mean, var / len(v) if v else math.inf))
-    leader = max((c for c in range(len(values)) if alive[c]), key=lambda c: stats[c][0])
+    stats: dict[int, tuple[float, float]] = {}
+    for c, v in enumerate(values):
+        if alive[c]:  # a pruned candidate stays pruned: its statistics decide nothing
+            mean, var = _mean_var(v)
+            stats[c] = (mean, var / len(v) if v else math.inf)
+    leader = max(stats, key=lambda c: stats[c][0])
     lead_mean, lead_se2 = stats[leader]
     out = list(alive)
-    for c, (mean, se2) in enumerate(stats):
-        if alive[c] and c != leader and lead_mean - mean > z * math.sqrt(lead_se2 + se2):
+    for c, (mean, se2) in stats.items():
+        if c != leader and lead_mean - mean > z * math.sqrt(lead_se2 + se2):
             out[c] = False
     return out
 
@@ -427,7 +428,7 @@ class Simulation:
             if self.confidence is not None and sum(alive) > 1:
                 measured = values
                 if self.rank == "win" and chances is not None:
-                    measured = [chances(c, v) for c, v in enumerate(values)]
+                    measured = [chances(c, v) if alive[c] else [] for c, v in enumerate(values)]
                 alive = prune(measured, alive, self.confidence)
             if sum(alive) <= 1:
                 break
@@ -438,7 +439,7 @@ def _mean_var(v: Sequence[float]) -> tuple[float, float]:
     """Mean and sample variance (infinite below two values: nothing is known yet)."""
     n = len(v)
     mean = math.fsum(v) / n if n else 0.0
-    return mean, math.fsum((x - mean) ** 2 for x in v) / (n - 1) if n > 1 else math.inf
+    return mean, math.fsum([(x - mean) ** 2 for x in v]) / (n - 1) if n > 1 else math.inf
 
 
 def _letters(rules: Ruleset, tiles) -> list[str]:

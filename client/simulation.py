@@ -5,6 +5,7 @@ engine uses, so the answer equals engine.simulate.Simulation.run for the same se
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
@@ -56,50 +57,51 @@ def simulate(
     bar = Progress(settings.iterations, what="iterations") if progress else None
     ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
 
+    def request(first: int, count: int, live, **shared) -> p.SimulateRequest:
+        return p.SimulateRequest(
+            job.cgp, job.ruleset, job.lexicon, job.leaves, job.rack, settings.candidates,
+            settings.plies, settings.seed, first, count, tuple(live or ()), **shared,
+        )  # fmt: skip
+
     def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
-        """One round as jobs of `size` iterations; their values merged in order."""
-        size = per_job or max(1, -(-len(iterations) // shares))
-        size = min(size, p.MAX_SIM_ITERATIONS)
-        requests = [
-            p.SimulateRequest(
-                job.cgp,
-                job.ruleset,
-                job.lexicon,
-                job.leaves,
-                job.rack,
-                settings.candidates,
-                settings.plies,
-                settings.seed,
-                first,
-                min(size, iterations.stop - first),
-                tuple(live or ()),
-            )  # fmt: skip
-            for first in range(iterations.start, iterations.stop, size)
-        ]
-        results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
-        table = results[0].candidates
-        if any(r.candidates != table for r in results) or tables and tables[0] != table:
-            raise AnchorError(
-                "the workers disagree on the candidates (different lexica, or one replaced?)"
-            )
-        tables.append(table)
-        for result in results:
-            values, left = result.values, result.unplayed
-            if not (
-                isinstance(values, list) and isinstance(left, list)
-                and len(values) == len(left) == len(result.only)
-                and all(len(v) == len(u) for v, u in zip(values, left, strict=True))
-            ):  # fmt: skip
-                raise AnchorError(
-                    "a worker answered a simulation without values and unplayed tiles for "
-                    "every candidate (a worker of another version?)"
-                )
-        merged: list[list[float]] = [[] for _ in results[0].only]
-        for result in results:
-            for k, vals in enumerate(result.values):
-                merged[k].extend(vals)
-            for c, left in zip(result.only, result.unplayed, strict=True):
-                ends.setdefault(c, []).extend(left)
+        """One round as jobs; their values merged in iteration order. Split over the
+        workers, the round is one pool (worker/pool.py): each job has a share and helps
+        with the others' once its own is done, so no worker idles while another finishes."""
+        n = min(shares, len(iterations))
+        if per_job is None and n > 1 and not client.embedded:
+            pool = _round_name()
+            requests = [
+                request(iterations.start, len(iterations), live, pool=pool, share=k, shares=n)
+                for k in range(n)
+            ]
+        else:
+            size = per_job or max(1, -(-len(iterations) // shares))
+            size = min(size, p.MAX_SIM_ITERATIONS)
+            requests = [
+                request(first, min(size, iterations.stop - first), live)
+                for first in range(iterations.start, iterations.stop, size)
+            ]
+        played: dict[int, tuple[list[float], list[int]]] = {}
+        only: list[int] | None = None
+        while requests:
+            results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
+            for req, result in zip(requests, results, strict=True):
+                _check_share(result, tables, only)
+                only = list(result.only)
+                for i, got in _by_iteration(req, result):
+                    if i in played or i not in iterations:
+                        raise AnchorError(f"iteration {i} came back twice or out of its round")
+                    played[i] = got
+            # an iteration nobody played (a job's worker died after claiming it): its own job
+            missing = [i for i in iterations if i not in played]
+            requests = [request(r.start, len(r), live) for r in _runs(missing)]
+        merged: list[list[float]] = [[] for _ in only or ()]
+        for i in iterations:
+            values, left = played[i]
+            for k, value in enumerate(values):
+                merged[k].append(value)
+            for c, stopped in zip(only or (), left, strict=True):
+                ends.setdefault(c, []).append(stopped)
         if bar:
             bar.step(len(iterations))
         return merged
@@ -124,3 +126,57 @@ def _share(result: dict) -> p.SimulateResult:
     if isinstance(found, p.Failure):
         raise AnchorError(f"{found.message} [{found.code}]")
     return found
+
+
+def _check_share(result: p.SimulateResult, tables: list, only: list[int] | None) -> None:
+    """A share's answer must fit the others (AnchorError otherwise): the same candidates
+    and the same ones simulated, a value and a tile count for each of those and each
+    iteration it played."""
+    if tables and tables[0] != result.candidates or only is not None and only != result.only:
+        raise AnchorError(
+            "the workers disagree on the candidates (different lexica, or one replaced?)"
+        )
+    if not tables:
+        tables.append(result.candidates)
+    values, left = result.values, result.unplayed
+    if not (
+        isinstance(values, list) and isinstance(left, list) and isinstance(result.done, list)
+        and len(values) == len(left) == len(result.only)
+        and all(len(v) == len(u) for v, u in zip(values, left, strict=True))
+    ):  # fmt: skip
+        raise AnchorError(
+            "a worker answered a simulation without values and unplayed tiles for "
+            "every candidate (a worker of another version?)"
+        )
+
+
+def _by_iteration(req: p.SimulateRequest, result: p.SimulateResult):
+    """(iteration, (each candidate's value, each one's unplayed tiles)) of one answer, in
+    its order: the runs it says it played, else the request's own."""
+    try:
+        runs = [range(int(a), int(a) + int(n)) for a, n in result.done] or [
+            range(req.first, req.first + req.iterations)
+        ]
+    except (TypeError, ValueError):
+        raise AnchorError("a worker answered a simulation with unreadable runs") from None
+    order = [i for run in runs for i in run]
+    if any(len(v) != len(order) for v in result.values):
+        raise AnchorError("a worker's simulation values do not match the iterations it names")
+    for j, i in enumerate(order):
+        yield i, ([v[j] for v in result.values], [u[j] for u in result.unplayed])
+
+
+def _round_name() -> str:
+    """A name for one round's pool, which no other round shares."""
+    return uuid.uuid4().hex
+
+
+def _runs(indices: list[int]) -> list[range]:
+    """Sorted indices as runs of consecutive ones."""
+    out: list[range] = []
+    for i in indices:
+        if out and out[-1].stop == i:
+            out[-1] = range(out[-1].start, i + 1)
+        else:
+            out.append(range(i, i + 1))
+    return out

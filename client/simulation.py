@@ -81,27 +81,22 @@ def simulate(
                 request(first, min(size, iterations.stop - first), live)
                 for first in range(iterations.start, iterations.stop, size)
             ]
-        played: dict[int, tuple[list[float], list[int]]] = {}
+        pieces: list[_Piece] = []
         only: list[int] | None = None
         while requests:
             results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
             for req, result in zip(requests, results, strict=True):
                 _check_share(result, tables, only)
                 only = list(result.only)
-                for i, got in _by_iteration(req, result):
-                    if i in played or i not in iterations:
-                        raise AnchorError(f"iteration {i} came back twice or out of its round")
-                    played[i] = got
-            # an iteration nobody played (a job's worker died after claiming it): its own job
-            missing = [i for i in iterations if i not in played]
-            requests = [request(r.start, len(r), live) for r in _runs(missing)]
+                pieces.extend(_pieces(req, result))
+            # iterations nobody played (a job's worker died holding them): jobs of their own
+            requests = [request(r.start, len(r), live) for r in _gaps(pieces, iterations)]
+        pieces.sort(key=lambda piece: piece.run.start)
         merged: list[list[float]] = [[] for _ in only or ()]
-        for i in iterations:
-            values, left = played[i]
-            for k, value in enumerate(values):
-                merged[k].append(value)
-            for c, stopped in zip(only or (), left, strict=True):
-                ends.setdefault(c, []).append(stopped)
+        for piece in pieces:
+            for k, c in enumerate(only or ()):
+                merged[k].extend(piece.values[k])
+                ends.setdefault(c, []).extend(piece.unplayed[k])
         if bar:
             bar.step(len(iterations))
         return merged
@@ -150,33 +145,52 @@ def _check_share(result: p.SimulateResult, tables: list, only: list[int] | None)
         )
 
 
-def _by_iteration(req: p.SimulateRequest, result: p.SimulateResult):
-    """(iteration, (each candidate's value, each one's unplayed tiles)) of one answer, in
-    its order: the runs it says it played, else the request's own."""
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """A run of iterations one job played: each simulated candidate's values and unplayed
+    tiles for them."""
+
+    run: range
+    values: list[list[float]]
+    unplayed: list[list[int]]
+
+
+def _pieces(req: p.SimulateRequest, result: p.SimulateResult) -> list[_Piece]:
+    """One answer cut into the runs it says it played (in its order), else the request's
+    own; AnchorError when they do not add up to its values."""
     try:
-        runs = [range(int(a), int(a) + int(n)) for a, n in result.done] or [
-            range(req.first, req.first + req.iterations)
-        ]
+        runs = [range(int(a), int(a) + int(n)) for a, n in result.done]
     except (TypeError, ValueError):
         raise AnchorError("a worker answered a simulation with unreadable runs") from None
-    order = [i for run in runs for i in run]
-    if any(len(v) != len(order) for v in result.values):
+    runs = runs or [range(req.first, req.first + req.iterations)]
+    total = sum(len(r) for r in runs)
+    if any(len(r) <= 0 for r in runs) or any(len(v) != total for v in result.values):
         raise AnchorError("a worker's simulation values do not match the iterations it names")
-    for j, i in enumerate(order):
-        yield i, ([v[j] for v in result.values], [u[j] for u in result.unplayed])
+    out, at = [], 0
+    for run in runs:
+        end = at + len(run)
+        values = [v[at:end] for v in result.values]
+        out.append(_Piece(run, values, [u[at:end] for u in result.unplayed]))
+        at = end
+    return out
+
+
+def _gaps(pieces: list[_Piece], iterations: range) -> list[range]:
+    """The runs of `iterations` no piece covers; AnchorError when two pieces overlap or
+    one lies outside the round."""
+    runs = sorted((piece.run for piece in pieces), key=lambda r: r.start)
+    gaps, at = [], iterations.start
+    for run in runs:
+        if run.start < at or run.stop > iterations.stop:
+            raise AnchorError(f"iteration {max(run.start, at)} came back twice or out of its round")
+        if run.start > at:
+            gaps.append(range(at, run.start))
+        at = run.stop
+    if at < iterations.stop:
+        gaps.append(range(at, iterations.stop))
+    return gaps
 
 
 def _round_name() -> str:
     """A name for one round's pool, which no other round shares."""
     return uuid.uuid4().hex
-
-
-def _runs(indices: list[int]) -> list[range]:
-    """Sorted indices as runs of consecutive ones."""
-    out: list[range] = []
-    for i in indices:
-        if out and out[-1].stop == i:
-            out[-1] = range(out[-1].start, i + 1)
-        else:
-            out.append(range(i, i + 1))
-    return out

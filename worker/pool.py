@@ -67,13 +67,15 @@ class Pool:
 
 
 def claims(pool: Pool, share: int, ranges: list[range]):
-    """The iterations this job plays, a run at a time: its own share from the front, in
-    halves of what is left (few round trips, small ones at the end where a helper may
-    come), then the others' from the back, a quarter of what is left of each at a time."""
+    """The iterations this job plays, a run at a time: its own share from the front, two
+    thirds of what is left at a time (a claim costs a round trip, ~0.2 ms: four or five
+    for a share of 50, the last ones small, where a helper may come), then the others'
+    from the back: one iteration first (the answer tells how many are left), then half of
+    what is left, the owner playing on with the other half."""
     own = ranges[share]
     left = len(own)
     while left > 0:
-        got = pool.take(share, len(own), max(1, (left + 1) // 2), front=True)
+        got = pool.take(share, len(own), max(min(2, left), (2 * left + 2) // 3), front=True)
         if got is None:
             return
         run, left = got
@@ -82,9 +84,9 @@ def claims(pool: Pool, share: int, ranges: list[range]):
         yield own[run.start : run.stop]
     for k in [*range(share + 1, len(ranges)), *range(share)]:
         other = ranges[k]
-        left = len(other)
+        left = 2 if other else 0
         while left > 0:
-            got = pool.take(k, len(other), max(1, left // 4), front=False)
+            got = pool.take(k, len(other), max(1, left // 2), front=False)
             if got is None:
                 return
             run, left = got

@@ -36,6 +36,14 @@ log = logging.getLogger("anchor.queues")
 LANE_POLL = 0.05  # seconds a worker serving several lanes blocks on the first before looking again
 SCRUB_MAX = 1_000_000  # members: a larger key is not scanned (a second or more of Redis time)
 STRANDED_AFTER = 3.0  # seconds an id may sit in an intermediate list before it is put back
+CLAIM_MARK_TTL = 60  # seconds a job's claim marker lives: far past any claim's few ms
+
+
+def claim_mark(job_id: str | bytes) -> str:
+    """The key a worker's claim of a job and maintenance's putting it back both change,
+    and both WATCH: the two exclude each other on this one job, not on the whole lane's
+    intermediate list (whose every change, by any worker, made the others' claims retry)."""
+    return f"anchor:claim:{_text(job_id) or job_id!r}"
 
 
 def lane_queues(bases: Sequence[str], lanes: Sequence[str] = LANES) -> list[str]:
@@ -201,17 +209,20 @@ def recover_stranded(queue: Queue, now: float | None = None) -> list[str]:
 def _put_back(connection: Redis, key: str, queue_key: str, raw: bytes) -> bool:
     """Atomically move `raw` from the intermediate list `key` to the head of its queue;
     False when a worker claimed it meanwhile (worker.AnchorWorker._claim removes it)."""
+    mark = claim_mark(raw)
     with connection.pipeline() as pipe:
         try:
-            pipe.watch(key)
+            pipe.watch(mark)
             if pipe.lpos(key, raw) is None:
                 return False
             pipe.multi()
             pipe.lrem(key, 1, raw)
             pipe.lpush(queue_key, raw)
+            pipe.incr(mark)
+            pipe.expire(mark, CLAIM_MARK_TTL)
             pipe.execute()
             return True
-        except WatchError:  # the list moved; the next round looks again
+        except WatchError:  # a worker claimed it meanwhile; the next round looks again
             return False
 
 

@@ -53,7 +53,7 @@ from .guard import AnchorJob
 from .jobs import JobContext
 from .metrics import HEALTH, METRICS
 from .pool import Pool
-from .queues import AnchorQueue, recover_stranded, rq_keys, scrub
+from .queues import CLAIM_MARK_TTL, AnchorQueue, claim_mark, recover_stranded, rq_keys, scrub
 
 log = logging.getLogger("anchor.worker")
 HEARTBEAT_INTERVAL = 2  # seconds between heartbeats while a job runs
@@ -210,13 +210,16 @@ class AnchorWorker(SimpleWorker):
     def _claim(self, job, queue) -> Execution | None:
         """Start the job if its id is still in the lane's intermediate list, in one
         transaction that removes it from there and enters it in the started registry:
-        the id is never in neither (lost) nor run twice. None when it was put back."""
+        the id is never in neither (lost) nor run twice. None when it was put back. The
+        transaction watches the job's claim mark (queues.claim_mark), which a put-back
+        changes too: other workers' claims of other jobs do not make this one retry."""
         key = queue.intermediate_queue_key
+        mark = claim_mark(job.id)
         ttl = self.get_heartbeat_ttl(job)
         with self.connection.pipeline() as pipe:
             while True:
                 try:
-                    pipe.watch(key)
+                    pipe.watch(mark)
                     if pipe.lpos(key, job.id) is None:
                         pipe.reset()
                         return None
@@ -227,6 +230,8 @@ class AnchorWorker(SimpleWorker):
                     job.prepare_for_execution(self.name, pipeline=pipe)
                     pipe.persist(job.key)
                     pipe.lrem(key, 1, job.id)
+                    pipe.incr(mark)
+                    pipe.expire(mark, CLAIM_MARK_TTL)
                     pipe.execute()
                     self.executions[execution.id] = execution
                     return execution

@@ -10,7 +10,6 @@ loads neither the engine nor the C extension.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,8 +106,6 @@ MAX_ENDGAME_PLIES = 64  # engine/endgame.py
 SIM_RANKS = ("spread", "win")  # mean spread, or the win model's chance given the lead
 POLICIES = ("score", "equity", "sim", "endgame")  # endgame: equity, then the solver
 MAX_SIM_ITERATIONS = 10_000  # per simulate job; a simulation is split into many jobs
-MAX_POOL_SHARES = 64  # jobs sharing one round of a simulation (`pool`)
-_POOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn of an annotation, per move of a sim player
 MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
@@ -449,16 +446,6 @@ class SimulateRequest(Kind):
             items=item(int, 0, MAX_SIM_CANDIDATES - 1),
         ),
     )  # fmt: skip
-    pool: str | None = field(
-        default=None,
-        metadata=wire(str, 1, 64, "a round shared by `shares` jobs (letters, digits, - and _)"),
-    )
-    share: int = field(
-        default=0, metadata=wire(int, 0, MAX_POOL_SHARES - 1, "with `pool`: this job's share")
-    )
-    shares: int = field(
-        default=1, metadata=wire(int, 1, MAX_POOL_SHARES, "with `pool`: the round's shares")
-    )
 
     KIND = "simulate"
 
@@ -470,10 +457,6 @@ class SimulateRequest(Kind):
             raise ProtocolError(
                 BAD_VALUE, f"'only' must list candidate numbers 0..{self.candidates - 1}"
             )
-        if self.share >= self.shares:
-            raise ProtocolError(BAD_VALUE, f"'share' must be below 'shares' ({self.shares})")
-        if self.pool is not None and not _POOL_NAME.fullmatch(self.pool):
-            raise ProtocolError(BAD_VALUE, "'pool' may hold only letters, digits, - and _")
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,13 +148,6 @@ class SimulateResult(Result):
         default_factory=list,
         metadata=wire(list, doc="beside each value, the tiles not on the board when it stopped"),
     )
-    done: list = field(
-        default_factory=list,
-        metadata=wire(
-            list, doc="`[first, count]` runs of the iterations the values are for, in order "
-            "(a job with `pool` or `shares`); []: `first` .. `first + iterations - 1`"
-        ),
-    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,58 +206,18 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     client = AnalysisClient(server.url, queue=queue)
     fleet = simulate(client, job, settings, per_job=5)
     assert fleet == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
-    # by default each round is one pool shared by the workers serving the queue: two
-    # jobs, each with a share of 10 of the round's 20 iterations and a hand in the other's
+    # by default each round is split over the workers serving the queue: two jobs of 10
     assert client.capacity() == 2
     sent = []
     analyze_many = client.analyze_many
 
     def counted(requests, **kwargs):
-        sent.append([(r.first, r.iterations, r.share, r.shares, r.pool) for r in requests])
+        sent.append([r.iterations for r in requests])
         return analyze_many(requests, **kwargs)
 
     client.analyze_many = counted
     assert simulate(client, job, settings) == fleet
-    assert [[(f, n, k, m) for f, n, k, m, _ in batch] for batch in sent] == [
-        [(0, 20, 0, 2), (0, 20, 1, 2)],
-        [(20, 20, 0, 2), (20, 20, 1, 2)],
-    ], sent
-    pools = [{pool for *_, pool in batch} for batch in sent]
-    assert all(len(names) == 1 for names in pools) and pools[0] != pools[1]  # one a round
-
-
-def test_iterations_a_dead_job_claimed_are_played_again(
-    server, queue, workers, solver, leaves, position, monkeypatch
-):
-    """A job whose worker dies after claiming part of a round (here: claims made under
-    the round's name beforehand, never answered) leaves those iterations unplayed; the
-    client sends them out again as jobs of their own, and the answer is unchanged."""
-    from anchor.client import simulation as sim
-    from anchor.worker.pool import Pool, share_ranges
-
-    workers(None, "--leaves", f"twl06={KLV2}")
-    workers(None, "--leaves", f"twl06={KLV2}")
-    settings = Simulation(candidates=4, plies=2, iterations=40, seed=11, round_size=20)
-    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
-    client = AnalysisClient(server.url, queue=queue)
-    assert client.capacity() == 2
-    names = iter(["deadround0", "deadround1"])
-    monkeypatch.setattr(sim, "_round_name", lambda: next(names))
-    dead = Pool(server.client(), "deadround0")
-    share = share_ranges(0, 20, 2)[1]
-    stolen, _ = dead.take(1, len(share), 3, front=False)  # a helper that died
-    assert list(stolen) == [7, 8, 9]
-    sent = []
-    analyze_many = client.analyze_many
-
-    def counted(requests, **kwargs):
-        sent.append([(r.first, r.iterations, r.pool) for r in requests])
-        return analyze_many(requests, **kwargs)
-
-    client.analyze_many = counted
-    got = simulate(client, job, settings)
-    assert got == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
-    assert (17, 3, None) in [r for batch in sent for r in batch], sent  # the fill-in job
+    assert sent and all(shares == [10, 10] for shares in sent), sent
 
 
 def test_a_simulating_player_keeps_every_invariant(solver, leaves):

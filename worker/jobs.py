@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from rq.timeouts import JobTimeoutException
@@ -15,7 +14,6 @@ from anchor.client import protocol as p
 from anchor.client.serializer import Packed
 
 from .metrics import Metrics
-from .pool import Pool
 from .runner import Deadline, LexiconRegistry, run
 
 log = logging.getLogger("anchor.jobs")
@@ -30,7 +28,6 @@ class JobContext:
     limits: p.Limits
     metrics: Metrics  # the worker's counters
     seconds: float | None = None
-    pool: Callable[[str], Pool] | None = None  # a simulation round's shared claims, by name
 
 
 def analyze(payload: bytes, context: JobContext) -> Packed:
@@ -46,7 +43,7 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     metrics = context.metrics
     try:
         request = p.decode_request(payload, limits)
-        result = run(request, context.registry, limits, Deadline(context.seconds), context.pool)
+        result = run(request, context.registry, limits, Deadline(context.seconds))
     except p.ProtocolError as exc:
         metrics.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})

@@ -21,7 +21,6 @@ from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
 from .analysis import analyze_position, run_analysis
-from .pool import Pool, claims, share_ranges
 from .registry import LexiconRegistry
 
 __all__ = ["Deadline", "LexiconRegistry", "analyze_position", "run", "run_request"]
@@ -73,17 +72,13 @@ def run(
     registry: LexiconRegistry,
     limits: p.Limits | None = None,
     deadline: Deadline | None = None,
-    pool: Callable[[str], Pool] | None = None,
 ) -> p.Result:
-    """A request -> its typed result (run_request without the packing). `pool`: the
-    shared rounds of simulations, on a worker (by a round's name)."""
+    """A request -> its typed result (run_request without the packing)."""
     limits = limits or p.Limits.unbounded()
     deadline = deadline or Deadline(limits.job_seconds)
     try:
         if isinstance(request, p.Request):
             return run_analysis(request, registry, limits, deadline.budget)
-        if isinstance(request, p.SimulateRequest):
-            return run_simulate(request, registry, limits, deadline, pool)
         return _RUNS[type(request)](request, registry, limits, deadline)
     except WorkLimitError:
         raise deadline.expired() from None
@@ -267,15 +262,9 @@ def run_preendgame(
 
 
 def run_simulate(
-    request: p.SimulateRequest,
-    registry: LexiconRegistry,
-    limits: p.Limits,
-    deadline: Deadline,
-    pool: Callable[[str], Pool] | None = None,
+    request: p.SimulateRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.SimulateResult:
-    """One share of a simulation: every candidate's value for each of its iterations. With
-    a `pool` (the request names one and the worker has Redis), its share and whatever it
-    can take of the round's other shares (worker/pool.py); `done` says which."""
+    """One share of a simulation: every candidate's value for each of its iterations."""
     from anchor.engine import simulate
 
     solver = registry.solver(request.ruleset, request.lexicon)
@@ -292,31 +281,16 @@ def run_simulate(
             raise p.ProtocolError(
                 p.BAD_VALUE, f"'only' names candidate {max(only)}; there are {len(chosen)}"
             )
-        played = [chosen[c] for c in only]
-        ranges = share_ranges(request.first, request.iterations, request.shares)
-        if request.pool is not None and pool is not None:  # claimed a run at a time
-            todo = claims(pool(request.pool), request.share, ranges)
-        else:
-            todo = iter([ranges[request.share]])
-        values: list[list[float]] = [[] for _ in played]
-        unplayed: list[list[int]] = [[] for _ in played]
-        runs: list[range] = []
-        for run in todo:
-            runs.append(run)
-            ends: list[list[int]] = []
-            got = simulate.iterate(
-                solver, position.board, rack, leaves, played, request.plies, request.seed, run,
-                budget=deadline.budget, unplayed=ends,
-            )  # fmt: skip
-            for c in range(len(played)):
-                values[c].extend(got[c])
-                unplayed[c].extend(ends[c])
+        unplayed: list[list[int]] = []
+        values = simulate.iterate(
+            solver, position.board, rack, leaves, [chosen[c] for c in only], request.plies,
+            request.seed, range(request.first, request.first + request.iterations),
+            budget=deadline.budget, unplayed=unplayed,
+        )  # fmt: skip
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     table = [[c.notation, c.score, round(c.equity, 3)] for c in chosen]
-    shared = request.pool is not None or request.shares > 1
-    done = [[r.start, len(r)] for r in runs if len(r)] if shared else []
-    return p.SimulateResult(table, list(only), values, unplayed, done)
+    return p.SimulateResult(table, list(only), values, unplayed)
 
 
 _RUNS: dict[type, Callable[..., p.Result]] = {

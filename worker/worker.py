@@ -18,7 +18,6 @@ What it adds to RQ, each for a failure seen in production-like trials:
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -52,7 +51,6 @@ from anchor.client import protocol as p
 from .guard import AnchorJob
 from .jobs import JobContext
 from .metrics import HEALTH, METRICS
-from .pool import Pool
 from .queues import CLAIM_MARK_TTL, AnchorQueue, claim_mark, recover_stranded, rq_keys, scrub
 
 log = logging.getLogger("anchor.worker")
@@ -180,9 +178,7 @@ class AnchorWorker(SimpleWorker):
     # ------------------------------------------------------------ one job
     def execute_job(self, job, queue) -> None:
         seconds = self.apply_limits(job, queue)
-        job.context = JobContext(
-            self.registry, self.limits, METRICS, seconds, functools.partial(Pool, self.connection)
-        )
+        job.context = JobContext(self.registry, self.limits, METRICS, seconds)
         execution = self._claim(job, queue)
         if execution is None:
             log.warning("job put back before it started here", extra={"job": job.id})

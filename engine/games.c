@@ -77,7 +77,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
     p.klv = by_score ? NULL : &klv;
     p.out_factor = out_factor;
     p.passes = malloc(2 * sizeof *p.passes);
-    p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
+    p.table = malloc(((size_t)2 << r->rack_size) * sizeof *p.table); /* a table a side */
     p.bag = malloc(n + (size_t)MAX_RACK * MAX_GAME_MOVES); /* exchanges come back at the tail */
     moves = malloc(MAX_GAME_MOVES * sizeof *moves);
     if (!p.passes || !p.table || !p.bag || !moves || movebuf_init(&p.buf, 1, 1) < 0) {

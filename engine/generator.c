@@ -469,7 +469,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     p.klv = &klv;
     p.out_factor = out_factor;
     p.passes = malloc(5 * sizeof *p.passes); /* the board in play, the position, a check's */
-    p.table = malloc(((size_t)1 << r->rack_size) * sizeof *p.table);
+    p.table = malloc(((size_t)2 << r->rack_size) * sizeof *p.table); /* a table a side */
     p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
     if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0) {
         PyErr_NoMemory();

@@ -44,8 +44,8 @@ static int exchange_before(const Rules *r, const uint8_t *a, const uint8_t *b) {
 /* The best exchange or the pass for `rack`, by leave value (engine/moves.py's
  * _best_exchange): the pass only when keeping everything is worth strictly more; among
  * equal exchanges the fewest tiles, then the first in enumeration order. */
-static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t *steps, size_t keys,
-                          Turn *out, float *value) {
+static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t *steps, const float *table,
+                          size_t keys, Turn *out, float *value) {
     const Rules *r = &p->g->rules;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = rack_distinct(r, rack, tile);
@@ -55,7 +55,7 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
     while (next_subrack(used, tile, distinct, rack)) { /* every non-empty sub-multiset */
         int size;
         size_t key = subrack_key(used, tile, distinct, steps, &size);
-        float v = key < keys ? p->table[key] : 0.0f;
+        float v = key < keys ? table[key] : 0.0f;
         uint8_t back[MAX_LETTERS + 1] = {0};
         for (int e = 0; e < distinct; e++) back[tile[e]] = used[e];
         if (v > best || (v == best && (size < best_size ||
@@ -65,7 +65,7 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
             memcpy(best_back, back, sizeof back);
         }
     }
-    float passed = keys ? p->table[0] : 0.0f;
+    float passed = keys ? table[0] : 0.0f;
     memset(out, 0, sizeof *out);
     if (passed > best) {
         out->kind = TURN_PASS;
@@ -133,8 +133,10 @@ static int empty_bag_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) 
     const uint8_t *rack = p->rack[side];
     uint16_t steps[MAX_LETTERS + 1];
     const int32_t bonus = p->out_factor * rack_points(r, p->rack[1 - side]);
-    size_t keys = end_values(r, rack, bonus, steps, p->table);
-    LeaveTable values = {steps, p->table, keys, NULL, NULL};
+    float *table = p->table + ((size_t)side << r->rack_size);
+    size_t keys = end_values(r, rack, bonus, steps, table);
+    p->table_valid[side] = 0;
+    LeaveTable values = {steps, table, keys, NULL, NULL};
     MoveBuf *buf = &p->buf;
     buf->count = buf->total = buf->seq = 0;
     buf->pruned = buf->has_floor = 0;
@@ -161,10 +163,16 @@ static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
     const Rules *r = &p->g->rules;
     const uint8_t *rack = p->rack[side];
     if (p->head == p->tail) return empty_bag_turn(p, side, turn, chosen);
-    uint16_t steps[MAX_LETTERS + 1];
-    float kept[MAX_RACK + 1], kept_blank[MAX_RACK + 1]; /* best leave by tiles played */
-    size_t keys = leave_fill(p->klv, rack, steps, p->table, kept, kept_blank);
-    LeaveTable leaves = {steps, p->table, keys, kept, kept_blank};
+    float *table = p->table + ((size_t)side << r->rack_size);
+    if (!p->table_valid[side] || memcmp(p->table_rack[side], rack, sizeof p->table_rack[side]) != 0) {
+        p->table_keys[side] = leave_fill(p->klv, rack, p->table_steps[side], table, p->table_best[side],
+                                         p->table_best_blank[side]);
+        memcpy(p->table_rack[side], rack, sizeof p->table_rack[side]);
+        p->table_valid[side] = 1;
+    }
+    const uint16_t *steps = p->table_steps[side];
+    const size_t keys = p->table_keys[side];
+    LeaveTable leaves = {steps, table, keys, p->table_best[side], p->table_best_blank[side]};
     MoveBuf *buf = &p->buf;
     buf->count = buf->total = buf->seq = 0;
     buf->pruned = buf->has_floor = 0;
@@ -183,10 +191,10 @@ static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
         /* an exchange is worth the best leave of the tiles it keeps, the pass that of the
          * whole rack: the search's bounds hold the best leave for each number of tiles
          * given up, so the exchanges are looked at only when one could beat the play */
-        float most = keys ? p->table[0] : 0.0f;
+        float most = keys ? table[0] : 0.0f;
         for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->passes[0].best_leave[k]);
         float value = -INFINITY;
-        if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, keys, turn, &value);
+        if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, table, keys, turn, &value);
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
     }
     if (best >= 0) record_turn(r, &buf->items[best], turn);

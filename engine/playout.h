@@ -36,7 +36,15 @@ typedef struct {
     Search *scratch;                  /* check: the board prepared whole, to compare */
     MoveBuf buf;                      /* best-first, keep 1, by equity (or end_values) */
     int out_factor;                   /* the going-out adjustment, times the other rack */
-    float *table;                     /* leave table: 1 << rack_size values */
+    float *table;                     /* leave tables: 1 << rack_size values for each side */
+    /* the rack whose leave table each side's part of `table` holds (best_turn), kept for
+     * the next search from the same rack: a playout's opponent holds the same rack for
+     * every candidate of an iteration. 0 in table_valid: the part holds something else. */
+    uint8_t table_rack[2][MAX_LETTERS + 1];
+    int table_valid[2];
+    size_t table_keys[2];
+    uint16_t table_steps[2][MAX_LETTERS + 1];
+    float table_best[2][MAX_RACK + 1], table_best_blank[2][MAX_RACK + 1]; /* by tiles played */
     SearchArgs args;
     uint8_t board[MAX_CELLS];
     uint8_t rack[2][MAX_LETTERS + 1]; /* tile counts, blank 0 */

@@ -377,6 +377,7 @@ typedef struct {
     int has_deadline;
     struct timespec deadline; /* CLOCK_MONOTONIC */
     int prepared;   /* the passes already hold the board (prepare_pass for every letter) */
+    const uint32_t *lines; /* best-first: for each pass, a bit for each row searched (NULL: all) */
 } SearchArgs;
 
 
@@ -502,6 +503,7 @@ PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw);
 
 /* rank.c: the move buffer, and the plays ranked */
 int movebuf_init(MoveBuf *buf, long limit, int by_equity);
+void movebuf_seed(MoveBuf *buf, const MoveRecord *m, float equity, uint64_t order);
 void movebuf_free(MoveBuf *buf);
 MoveRecord *rank_moves(const MoveBuf *buf, long limit, size_t *out_count);
 MoveRecord *rank_ordered(const MoveBuf *buf, long limit, int by_equity, size_t *out_count, float **equities, uint64_t **orders);

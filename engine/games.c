@@ -29,6 +29,7 @@ void playout_release(Playout *p) {
     free(p->table);
     free(p->bag);
     movebuf_free(&p->buf);
+    movebuf_free(&p->base);
 }
 
 const char selfplay_doc[] =

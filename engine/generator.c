@@ -468,10 +468,10 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     p.g = self;
     p.klv = &klv;
     p.out_factor = out_factor;
-    p.passes = malloc(5 * sizeof *p.passes); /* the board in play, the position, a check's */
+    p.passes = malloc(7 * sizeof *p.passes); /* the board in play, the position, a check's, base_replies' */
     p.table = malloc(((size_t)2 << r->rack_size) * sizeof *p.table); /* a table a side */
     p.bag = malloc((size_t)order_view.len + (size_t)MAX_RACK * ((size_t)plies + 1) + 1);
-    if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0) {
+    if (!p.passes || !p.table || !p.bag || movebuf_init(&p.buf, 1, 1) < 0 || movebuf_init(&p.base, BASE_PLAYS, 1) < 0) {
         PyErr_NoMemory();
         goto out;
     }
@@ -483,6 +483,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
         prepare_pass(&p.passes[2 + dir], r, board, dir, all);
     }
     p.start = p.passes + 2;
+    p.share_replies = 1;
     p.scratch = check ? p.passes + 4 : NULL;
     p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget), 1};
     int failed = 0;

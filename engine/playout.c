@@ -156,6 +156,79 @@ static int empty_bag_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) 
     return 0;
 }
 
+/* The rows of pass `now` that differ from those of `was` in anything a search reads: a
+ * bit for each. */
+static uint32_t changed_lines(const Pass *now, const Pass *was) {
+    uint32_t out = 0;
+    for (int row = 0, at = 0; row < now->rows; row++, at += now->cols) {
+        const size_t n = (size_t)now->cols;
+        if (now->anchors[row] != was->anchors[row] || memcmp(now->cells + at, was->cells + at, n) ||
+            memcmp(now->cross + at, was->cross + at, n * sizeof *now->cross) ||
+            memcmp(now->cross_score + at, was->cross_score + at, n * sizeof *now->cross_score) ||
+            memcmp(now->anchor + at, was->anchor + at, n))
+            out |= (uint32_t)1 << row;
+    }
+    return out;
+}
+
+/* The opponent's best BASE_PLAYS plays on the position itself, from `rack`, into p->base,
+ * ranked in p->base_rank. 1, or -1 when they cannot be had (FAIL_ codes are the caller's
+ * to raise: the search it stands for will meet them again). */
+static int base_replies(Playout *p, const uint8_t *rack, int held) {
+    Search *s = p->passes + 5; /* two of their own: the position's passes are only read */
+    for (int dir = 0; dir < 2; dir++) {
+        attach(&s[dir], p->g);
+        pass_copy(&s[dir].pass, &p->start[dir].pass);
+    }
+    MoveBuf *b = &p->base;
+    b->count = b->total = b->seq = 0;
+    b->pruned = b->has_floor = 0;
+    SearchArgs args = p->args;
+    args.limit = BASE_PLAYS;
+    args.lines = NULL;
+    if (search_moves(p->g, p->position, rack, held, &args, s, b)) return -1;
+    for (size_t i = 0; i < b->count; i++) p->base_rank[i] = i;
+    for (size_t i = 1; i < b->count; i++) /* a few plays: insertion, best first */
+        for (size_t j = i; j > 0; j--) {
+            size_t x = p->base_rank[j], y = p->base_rank[j - 1];
+            if (b->equity[x] < b->equity[y] || (b->equity[x] == b->equity[y] && b->order[x] > b->order[y])) break;
+            p->base_rank[j] = y;
+            p->base_rank[j - 1] = x;
+        }
+    p->base_complete = b->count < (size_t)BASE_PLAYS;
+    memcpy(p->base_rack, rack, sizeof p->base_rack);
+    return 1;
+}
+
+/* The opponent's first reply on a candidate's board, into buf (p->args.leaves set): the
+ * plays on the lines the candidate left as they were are the position's own, so the best
+ * of them is the first such among p->base, and only the changed lines are searched, to
+ * beat it. The same play as searching the whole board: tie-breaking by generation order
+ * compares anchors first, and lines keep their anchors. Searches the whole board when the
+ * base cannot tell (every base play on a changed line, more plays than it holds). */
+static int reply_search(Playout *p, int side, MoveBuf *buf) {
+    const uint8_t *rack = p->rack[side];
+    if (p->base_state == 0) p->base_state = base_replies(p, rack, p->held[side]);
+    uint32_t lines[2] = {0, 0};
+    const MoveRecord *seed = NULL;
+    size_t at = 0;
+    int whole = p->base_state < 0 || memcmp(p->base_rack, rack, sizeof p->base_rack) != 0 ||
+                p->passes[0].pass.empty_board != p->start[0].pass.empty_board;
+    for (int dir = 0; dir < 2 && !whole; dir++) lines[dir] = changed_lines(&p->passes[dir].pass, &p->start[dir].pass);
+    for (size_t i = 0; i < p->base.count && !whole && !seed; i++) {
+        at = p->base_rank[i];
+        const MoveRecord *m = &p->base.items[at];
+        if (!(lines[m->dir] >> (m->dir ? m->col : m->row) & 1)) seed = m;
+    }
+    if (whole || (!seed && !p->base_complete))
+        return search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
+    if (seed) movebuf_seed(buf, seed, p->base.equity[at], p->base.order[at]);
+    if (!lines[0] && !lines[1]) return 0;
+    SearchArgs args = p->args;
+    args.lines = lines;
+    return search_moves(p->g, p->board, rack, p->held[side], &args, p->passes, buf);
+}
+
 /* The side's best move by equity: the top play, or the best exchange (or pass) when it is
  * worth more and the bag holds a rack; the pass when nothing else is possible. Returns 0,
  * or FAIL_MEMORY / FAIL_TIME from the search. */
@@ -177,7 +250,8 @@ static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
     buf->count = buf->total = buf->seq = 0;
     buf->pruned = buf->has_floor = 0;
     p->args.leaves = &leaves;
-    int failed = search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
+    int failed = p->replying && p->share_replies ? reply_search(p, side, buf)
+                                                 : search_moves(p->g, p->board, rack, p->held[side], &p->args, p->passes, buf);
     if (failed) return failed;
     p->generated += buf->total;
     long best = -1;
@@ -192,7 +266,7 @@ static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
          * whole rack: the search's bounds hold the best leave for each number of tiles
          * given up, so the exchanges are looked at only when one could beat the play */
         float most = keys ? table[0] : 0.0f;
-        for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->passes[0].best_leave[k]);
+        for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->table_best[side][k]);
         float value = -INFINITY;
         if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, table, keys, turn, &value);
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
@@ -246,6 +320,7 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
                    const uint8_t *order, size_t n, int plies, double *value, long *unplayed) {
     const Rules *r = &p->g->rules;
     memcpy(p->board, board, (size_t)(r->rows * r->cols));
+    p->position = board;
     for (int dir = 0; dir < 2; dir++) pass_copy(&p->passes[dir].pass, &p->start[dir].pass);
     memcpy(p->rack[0], mine, sizeof p->rack[0]);
     memset(p->rack[1], 0, sizeof p->rack[1]);
@@ -265,6 +340,7 @@ int playout(Playout *p, const uint8_t *board, const uint8_t *mine, const Turn *c
         if (ply) {
             /* searches look at the clock every CLOCK_EVERY steps; small ones never do */
             if (p->args.has_deadline && time_is_up(&p->args.deadline)) return FAIL_TIME;
+            p->replying = ply == 1;
             int failed = best_turn(p, side, &turn, NULL);
             if (failed) return failed;
         }

@@ -15,6 +15,10 @@
 #include "movegen_limits.h"
 #include "leave_table.h"
 
+/* The opponent's first replies on the position kept for every candidate (Playout.base):
+ * a candidate changes a few lines, so the best play off them is nearly always among these. */
+#define BASE_PLAYS 8
+
 enum { TURN_PLAY, TURN_EXCHANGE, TURN_PASS };
 
 /* One move of a playout: tiles laid on squares, tiles put back, or nothing. */
@@ -46,6 +50,16 @@ typedef struct {
     uint16_t table_steps[2][MAX_LETTERS + 1];
     float table_best[2][MAX_RACK + 1], table_best_blank[2][MAX_RACK + 1]; /* by tiles played */
     SearchArgs args;
+    /* The opponent's first reply is searched from one rack for every candidate of an
+     * iteration (Generator.playouts sets share_replies): its best BASE_PLAYS plays on the
+     * position itself are found once, and a candidate's board is searched only on the
+     * lines the candidate changed, the best base play on the other lines to beat
+     * (reply_search). base_state: 0 not found yet, 1 found, -1 not to be used. */
+    int share_replies, replying, base_state, base_complete;
+    const uint8_t *position;          /* the position's board (playout's `board`) */
+    uint8_t base_rack[MAX_LETTERS + 1];
+    MoveBuf base;                     /* keep BASE_PLAYS, by equity */
+    size_t base_rank[BASE_PLAYS];     /* base's plays, best first */
     uint8_t board[MAX_CELLS];
     uint8_t rack[2][MAX_LETTERS + 1]; /* tile counts, blank 0 */
     int held[2];

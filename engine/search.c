@@ -91,6 +91,16 @@ static void raise_floor(MoveBuf *b, int by_equity) {
     b->floor_rises++;
 }
 
+/* A play found by another search, put in an empty buffer by equity as emit would put it
+ * (the floor, when it fills the buffer), so that what this search finds must beat it. */
+void movebuf_seed(MoveBuf *b, const MoveRecord *m, float equity, uint64_t order) {
+    b->items[0] = *m;
+    b->equity[0] = equity;
+    b->order[0] = order;
+    b->count = 1;
+    if (b->keep == 1) raise_floor(b, 1);
+}
+
 /* The least order key a play this search finds from now on can have: its anchor's, and a
  * sequence number past every play made so far. A play tying the floor's value and found
  * after it in the same anchor ranks below it, so a bound that only ties cannot rank. */
@@ -727,7 +737,7 @@ static void sift_down(AnchorRef *heap, size_t n, size_t i) {
 
 /* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
-static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity) {
+static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity, const uint32_t *lines) {
     AnchorRef refs[2 * MAX_CELLS];
     /* each anchor's bounds (136 bytes): on the stack for the usual few dozen anchors, on the
      * heap (room for every square of both passes) past LOCAL_ANCHORS */
@@ -737,7 +747,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         if (!(mode & (dir ? MODE_DOWN : MODE_ACROSS))) continue;
         Search *s = &passes[dir];
         for (int row = 0; row < s->pass.rows; row++)
-            for (uint32_t a = s->pass.anchors[row]; a; a &= a - 1) {
+            for (uint32_t a = lines && !(lines[dir] >> row & 1) ? 0 : s->pass.anchors[row]; a; a &= a - 1) {
                 int col = __builtin_ctz(a), idx = row * s->pass.cols + col;
                 if (!can_start(s, idx)) continue;
                 if (n == LOCAL_ANCHORS && bounds == local) {
@@ -857,7 +867,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
     s[0].lefts = s[1].lefts = &lefts;
     int failed = 0;
     if (a->limit >= 0) {
-        failed = search_best_first(s, mode, buf, a->leaves != NULL);
+        failed = search_best_first(s, mode, buf, a->leaves != NULL, a->lines);
     } else {
         for (int dir = 0; dir < 2 && !failed; dir++)
             if (mode & (dir ? MODE_DOWN : MODE_ACROSS)) {

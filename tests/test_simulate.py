@@ -564,6 +564,25 @@ def test_boards_laid_tile_by_tile_equal_boards_prepared_whole(solver, leaves, cy
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("line", range(7))
+def test_replies_searched_only_on_the_lines_a_candidate_changed_are_exact(solver, leaves, line):
+    """The opponent's first reply is searched on a candidate's board only where the
+    candidate changed it, its best play elsewhere taken from one search of the position
+    (playout.c's reply_search): every value equals the Python reference, which searches
+    every board whole, on the bench positions (blanks, exchanges, every candidate)."""
+    cgp = data_path("bench", "positions.cgp").read_text().split("\n")
+    cgp = [ln for ln in cgp if ln.strip() and not ln.startswith("#")][line]
+    pos = parse_cgp(ENGLISH, cgp)
+    rack = pos.racks[0]
+    chosen = candidates(solver, pos.board, rack, leaves, 15)
+    left_fast: list[list[int]] = []
+    left_slow: list[list[int]] = []
+    fast = iterate(solver, pos.board, rack, leaves, chosen, 2, 3, range(4), None, left_fast)
+    slow = iterate(solver, pos.board, rack, WithoutGraph(leaves), chosen, 2, 3, range(4), None,
+                   left_slow)  # fmt: skip
+    assert fast == slow and left_fast == left_slow
+
+
 def test_playouts_near_the_end_of_the_game(solver, leaves):
     """Seven tiles unseen (all on the opponent's rack) and two on ours: a play using both
     goes out at once and is worth its score plus twice the opponent's tiles; every value

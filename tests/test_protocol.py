@@ -443,6 +443,28 @@ def test_a_claim_and_a_put_back_of_one_job_exclude_each_other(registry, monkeypa
     assert conn.hget(job.key, "status") == b"started"
 
 
+@pytest.mark.parametrize("stray", ["x", "list"])
+def test_a_stray_claim_mark_neither_stops_a_claim_nor_a_put_back(registry, stray):
+    """Anyone may write to Redis: a string or a key of another type where a job's claim
+    mark goes (INCR on it failed inside the claim's transaction, and the worker with it)."""
+    from anchor.worker.queues import _put_back, claim_mark
+
+    conn = FakeRedis()
+    worker, queue, job = _dequeued(conn, registry)
+    if stray == "list":
+        conn.rpush(claim_mark(job.id), "a", "b")
+    else:
+        conn.set(claim_mark(job.id), b"\xff not a number")
+    assert worker._claim(job, queue) is not None
+    assert conn.hget(job.key, "status") == b"started"
+
+    conn = FakeRedis()
+    worker, queue, job = _dequeued(conn, registry)
+    conn.rpush(claim_mark(job.id), "a")
+    assert _put_back(conn, queue.intermediate_queue_key, queue.key, job.id.encode())
+    assert conn.lrange(queue.key, 0, -1) == [job.id.encode()]
+
+
 def test_claims_of_different_jobs_do_not_make_each_other_retry(registry, monkeypatch):
     """Every worker's claim changed the lane's intermediate list that all the others'
     claims watched: two workers starting jobs at once made one of them retry (1.2 ms

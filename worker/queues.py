@@ -42,7 +42,8 @@ CLAIM_MARK_TTL = 60  # seconds a job's claim marker lives: far past any claim's 
 def claim_mark(job_id: str | bytes) -> str:
     """The key a worker's claim of a job and maintenance's putting it back both change,
     and both WATCH: the two exclude each other on this one job, not on the whole lane's
-    intermediate list (whose every change, by any worker, made the others' claims retry)."""
+    intermediate list (whose every change, by any worker, made the others' claims retry).
+    Both SET it, which no value a stranger leaves there can make fail."""
     return f"anchor:claim:{_text(job_id) or job_id!r}"
 
 
@@ -218,8 +219,7 @@ def _put_back(connection: Redis, key: str, queue_key: str, raw: bytes) -> bool:
             pipe.multi()
             pipe.lrem(key, 1, raw)
             pipe.lpush(queue_key, raw)
-            pipe.incr(mark)
-            pipe.expire(mark, CLAIM_MARK_TTL)
+            pipe.set(mark, "put back", ex=CLAIM_MARK_TTL)
             pipe.execute()
             return True
         except WatchError:  # a worker claimed it meanwhile; the next round looks again

@@ -226,8 +226,7 @@ class AnchorWorker(SimpleWorker):
                     job.prepare_for_execution(self.name, pipeline=pipe)
                     pipe.persist(job.key)
                     pipe.lrem(key, 1, job.id)
-                    pipe.incr(mark)
-                    pipe.expire(mark, CLAIM_MARK_TTL)
+                    pipe.set(mark, self.name, ex=CLAIM_MARK_TTL)
                     pipe.execute()
                     self.executions[execution.id] = execution
                     return execution

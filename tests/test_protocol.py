@@ -4,6 +4,7 @@ whole enqueue -> SimpleWorker -> result round trip on fakeredis."""
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 
 import msgpack
 import pytest
@@ -423,20 +424,21 @@ def _between_read_and_write(monkeypatch, action):
 
 def test_a_claim_and_a_put_back_of_one_job_exclude_each_other(registry, monkeypatch):
     """Maintenance putting a stranded id back and a worker starting it: whichever commits
-    first wins, the other finds the id gone; the job is never lost nor started twice."""
+    first wins, the other finds the id gone; the job is never lost nor started twice. (The
+    claim is one script: nothing lands between its look and its writes.)"""
     from anchor.worker.queues import _put_back
 
     conn = FakeRedis()
     worker, queue, job = _dequeued(conn, registry)
-    back = lambda: _put_back(conn, queue.intermediate_queue_key, queue.key, job.id.encode())  # noqa: E731
-    _between_read_and_write(monkeypatch, back)
-    assert worker._claim(job, queue) is None  # put back meanwhile: not started here
+    assert _put_back(conn, queue.intermediate_queue_key, queue.key, job.id.encode())
+    assert worker._claim(job, queue) is None  # put back first: not started here
     assert conn.lrange(queue.key, 0, -1) == [job.id.encode()]
     assert conn.llen(queue.intermediate_queue_key) == 0
+    assert conn.hget(job.key, "status") != b"started"
+    assert conn.zcard(job.started_job_registry.key) == 0
 
     conn = FakeRedis()
     worker, queue, job = _dequeued(conn, registry)
-    monkeypatch.undo()
     _between_read_and_write(monkeypatch, lambda: worker._claim(job, queue))
     assert not _put_back(conn, queue.intermediate_queue_key, queue.key, job.id.encode())
     assert conn.llen(queue.key) == 0 and conn.llen(queue.intermediate_queue_key) == 0
@@ -465,11 +467,11 @@ def test_a_stray_claim_mark_neither_stops_a_claim_nor_a_put_back(registry, stray
     assert conn.lrange(queue.key, 0, -1) == [job.id.encode()]
 
 
-def test_claims_of_different_jobs_do_not_make_each_other_retry(registry, monkeypatch):
-    """Every worker's claim changed the lane's intermediate list that all the others'
-    claims watched: two workers starting jobs at once made one of them retry (1.2 ms
-    lost at every round of a simulation split over two workers)."""
-    from redis.client import Pipeline
+def test_a_claim_and_a_store_are_one_round_trip_each(registry, monkeypatch):
+    """A claim was WATCH, LPOS and MULTI/EXEC, a store WATCH, HMGET, ZSCORE and
+    MULTI/EXEC, and a claim retried whenever another worker's claim changed what it
+    watched: now each is one script call, whatever other workers do meanwhile."""
+    from anchor.worker.atomic import STORE
 
     conn = FakeRedis()
     worker, queue, job = _dequeued(conn, registry)
@@ -477,20 +479,25 @@ def test_claims_of_different_jobs_do_not_make_each_other_retry(registry, monkeyp
         p.Request(lexicon="twl06", positions=(p.Position(cgp=BENCH[1]),))
     )
     conn.lmove(queue.key, queue.intermediate_queue_key, "LEFT", "RIGHT")
-    # another worker claims the other job meanwhile: it takes the id out of the list
-    _between_read_and_write(
-        monkeypatch, lambda: conn.lrem(queue.intermediate_queue_key, 1, other.id)
-    )
-    watched = []
-    original = Pipeline.watch
+    assert worker._claim(queue.fetch_job(other.id), queue) is not None
+    conn.script_load(STORE)  # as any earlier job would have
+    sent = []
+    original = type(conn).execute_command
 
-    def watch(self, *keys):
-        watched.append(keys)
-        return original(self, *keys)
+    def execute_command(self, *args, **kwargs):
+        sent.append(args[0])
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Pipeline, "watch", watch)
-    assert worker._claim(job, queue) is not None
-    assert len(watched) == 1  # one try
+    monkeypatch.setattr(type(conn), "execute_command", execute_command)
+    execution = worker._claim(job, queue)
+    assert execution is not None and sent == ["EVALSHA"]
+    assert conn.hget(job.key, "status") == b"started"
+    sent.clear()
+    job.ended_at = job.started_at = datetime.now(timezone.utc)
+    worker.handle_job_success(job, queue, job.started_job_registry, execution)
+    assert sent == ["EVALSHA"]
+    assert conn.hget(job.key, "status") == b"finished"
+    assert conn.zcard(job.started_job_registry.key) == 1  # the other job's, still running
 
 
 def test_protocol_md_holds_every_declared_table():

@@ -33,7 +33,6 @@ from redis.exceptions import (
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
-    WatchError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -48,6 +47,7 @@ from rq.worker import WorkerStatus
 
 from anchor.client import protocol as p
 
+from .atomic import CLAIM, STORE, recorder, run_if
 from .guard import AnchorJob
 from .jobs import JobContext
 from .metrics import HEALTH, METRICS
@@ -204,34 +204,26 @@ class AnchorWorker(SimpleWorker):
         # no state write here: RQ's next dequeue sets IDLE first thing (one round trip a job)
 
     def _claim(self, job, queue) -> Execution | None:
-        """Start the job if its id is still in the lane's intermediate list, in one
-        transaction that removes it from there and enters it in the started registry:
+        """Start the job if its id is still in the lane's intermediate list, removing it
+        from there and entering it in the started registry in one script (atomic.CLAIM):
         the id is never in neither (lost) nor run twice. None when it was put back. The
-        transaction watches the job's claim mark (queues.claim_mark), which a put-back
-        changes too: other workers' claims of other jobs do not make this one retry."""
+        claim also sets the job's claim mark (queues.claim_mark), which a put-back
+        watches: a put-back that looked before this claim finds the id gone."""
         key = queue.intermediate_queue_key
-        mark = claim_mark(job.id)
         ttl = self.get_heartbeat_ttl(job)
-        with self.connection.pipeline() as pipe:
-            while True:
-                try:
-                    pipe.watch(mark)
-                    if pipe.lpos(key, job.id) is None:
-                        pipe.reset()
-                        return None
-                    pipe.multi()
-                    execution = Execution.create(job, ttl, pipeline=pipe, worker_name=self.name)
-                    self.set_state(WorkerStatus.BUSY, pipeline=pipe)
-                    self.heartbeat(ttl, pipeline=pipe)
-                    job.prepare_for_execution(self.name, pipeline=pipe)
-                    pipe.persist(job.key)
-                    pipe.lrem(key, 1, job.id)
-                    pipe.set(mark, self.name, ex=CLAIM_MARK_TTL)
-                    pipe.execute()
-                    self.executions[execution.id] = execution
-                    return execution
-                except WatchError:
-                    continue
+        pipe = recorder(self.connection)
+        # first: a write a full Redis refuses, so that it refuses the whole (atomic)
+        pipe.set(claim_mark(job.id), self.name, ex=CLAIM_MARK_TTL)
+        execution = Execution.create(job, ttl, pipeline=pipe, worker_name=self.name)
+        self.set_state(WorkerStatus.BUSY, pipeline=pipe)
+        self.heartbeat(ttl, pipeline=pipe)
+        job.prepare_for_execution(self.name, pipeline=pipe)
+        pipe.persist(job.key)
+        pipe.lrem(key, 1, job.id)
+        if not run_if(self.connection, CLAIM, [key], [job.id], pipe):
+            return None
+        self.executions[execution.id] = execution
+        return execution
 
     def perform_job(self, job, queue, execution) -> bool:
         """Run the job; store its result or its failure. Unlike RQ, a result that cannot be
@@ -311,37 +303,26 @@ class AnchorWorker(SimpleWorker):
                 log.warning("heartbeat failed", extra={"job": job.id, "error": str(exc)})
 
     # -------------------------------------------------- storing an outcome
-    def _owns(self, pipe, job, execution) -> bool:
-        """Whether `job` is still this worker's to answer (read under WATCH)."""
-        status, worker = pipe.hmget(job.key, "status", "worker_name")
-        if status != JobStatus.STARTED.value.encode() or worker != self.name.encode():
-            return False
-        registry = job.started_job_registry.key
-        return pipe.zscore(registry, execution.composite_key) is not None
-
     def _store(self, job, execution, write) -> None:
-        """Run `write(pipeline)` in a transaction that commits only while this worker owns
-        the job; retried while Redis refuses it (full, away) until it lands, the job is
-        lost to another worker (JobLost), or the worker is told to stop."""
+        """Run what `write(pipeline)` records in one script that writes only while this
+        worker owns the job (atomic.STORE: the job started by this worker, its execution
+        in the started registry); retried while Redis refuses it (full, away) until it
+        lands, the job is lost to another worker (JobLost), or the worker is told to stop."""
         delay = 0.05
         retries_left = job.retries_left
         while True:
             job.retries_left = retries_left  # a failed try may have spent one
             try:
-                with self.connection.pipeline() as pipe:
-                    pipe.watch(job.key)
-                    if not self._owns(pipe, job, execution):
-                        pipe.reset()
-                        self._drop(job, execution)
-                        raise JobLost(job.id)
-                    pipe.multi()
-                    write(pipe)
-                    self.cleanup_execution(job, pipeline=pipe, execution=execution)
-                    pipe.execute()
+                pipe = recorder(self.connection)
+                write(pipe)
+                self.cleanup_execution(job, pipeline=pipe, execution=execution)
+                keys = [job.key, job.started_job_registry.key]
+                owner = [self.name, execution.composite_key]
+                if not run_if(self.connection, STORE, keys, owner, pipe):
+                    self._drop(job, execution)
+                    raise JobLost(job.id)
                 HEALTH.beat(redis_ok=True)
                 return
-            except WatchError:  # the job's hash changed (a heartbeat, or a take-over): look again
-                continue
             except Exception as exc:
                 if not redis_trouble(exc) or self.stopping:
                     raise

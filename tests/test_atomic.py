@@ -1,0 +1,130 @@
+"""worker.atomic: recorded writes run by one script, only while its condition holds, with
+MULTI/EXEC's outcome (every command run, the first error raised after) and nothing written
+by a full Redis. The service tests run the scripts on a real redis-server: fakeredis's Lua
+is another implementation."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from fakeredis import FakeRedis
+from redis.exceptions import OutOfMemoryError, ResponseError
+
+from anchor.worker.atomic import CLAIM, STORE, recorder, run_if
+
+from .service import server  # noqa: F401 - the fixture
+
+
+def _claim_writes(conn) -> object:
+    pipe = recorder(conn)
+    pipe.hset("job", "status", "started")
+    pipe.lrem("lane", 1, "id")
+    pipe.set("mark", "w1")
+    return pipe
+
+
+def _check_claim(conn) -> None:
+    conn.flushall()
+    assert not run_if(conn, CLAIM, ["lane"], ["id"], _claim_writes(conn))  # not in the list
+    assert conn.keys("*") == []
+    conn.rpush("lane", "other", "id")
+    assert run_if(conn, CLAIM, ["lane"], ["id"], _claim_writes(conn))
+    assert conn.lrange("lane", 0, -1) == [b"other"]
+    assert conn.hget("job", "status") == b"started" and conn.get("mark") == b"w1"
+
+
+def _check_store(conn) -> None:
+    conn.flushall()
+
+    def writes():
+        pipe = recorder(conn)
+        pipe.hset("job", "status", "finished")
+        pipe.xadd("results", {"v": b"\x00\xff"})
+        pipe.zrem("started", "w1:e1")
+        return pipe
+
+    owner = ["w1", "w1:e1"]
+    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # no such job
+    conn.hset("job", mapping={"status": "started", "worker_name": "w2"})
+    conn.zadd("started", {"w1:e1": 1})
+    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # another's
+    conn.hset("job", "worker_name", "w1")
+    conn.zrem("started", "w1:e1")
+    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # taken over
+    assert conn.xlen("results") == 0
+    conn.zadd("started", {"w1:e1": 1})
+    assert run_if(conn, STORE, ["job", "started"], owner, writes())
+    assert conn.hget("job", "status") == b"finished"
+    assert conn.xrange("results")[0][1] == {b"v": b"\x00\xff"}  # bytes kept as they are
+    assert conn.zcard("started") == 0
+
+
+def _check_errors(conn) -> None:
+    """A later command's error: the others still run, the error comes after (as EXEC
+    reports it). The first command's: nothing runs."""
+    conn.flushall()
+    conn.rpush("lane", "id")
+    conn.set("a string", "x")
+    pipe = recorder(conn)
+    pipe.set("before", 1)
+    pipe.lpush("a string", "y")  # WRONGTYPE
+    pipe.set("after", 1)
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+    assert conn.get("before") == b"1" and conn.get("after") == b"1"
+    conn.delete("before", "after")
+    pipe = recorder(conn)
+    pipe.lpush("a string", "y")
+    pipe.set("after", 1)
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+    assert not conn.exists("after")
+
+
+def test_scripts_on_fakeredis():
+    conn = FakeRedis()
+    _check_claim(conn)
+    _check_store(conn)
+    _check_errors(conn)
+
+
+@pytest.mark.service
+def test_scripts_on_redis(server):  # noqa: F811
+    conn = redis.Redis.from_url(server.url)
+    conn.script_flush()  # the first call finds no script and sends its text
+    _check_claim(conn)
+    _check_store(conn)
+    _check_errors(conn)
+
+
+@pytest.mark.service
+def test_a_full_redis_writes_nothing(server):  # noqa: F811
+    """maxmemory reached: the script is refused at its first write, so no part of a claim
+    or a store lands (the worker retries it whole once Redis has room)."""
+    conn = redis.Redis.from_url(server.url)
+    conn.flushall()
+    conn.rpush("lane", "id")
+    for n in range(500):
+        conn.set(f"fill{n}", "x" * 4096)
+    try:  # well past the limit: no command's passing buffers take it back under
+        conn.config_set("maxmemory", str(conn.info("memory")["used_memory"] - (512 << 10)))
+        with pytest.raises(OutOfMemoryError):
+            conn.set("one more", "x")
+        for first in ("set", "del"):  # a first command that grows, one that frees
+            pipe = recorder(conn)
+            if first == "del":
+                pipe.delete("nothing here")
+            pipe.set("mark", "w1")
+            pipe.lrem("lane", 1, "id")
+            pipe.hset("job", "status", "started")
+            try:
+                run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+            except OutOfMemoryError:
+                assert not conn.exists("mark") and conn.llen("lane") == 1
+            else:  # a first write that took: Redis lets the rest through, all of it
+                assert first == "del"
+                assert conn.get("mark") == b"w1" and conn.llen("lane") == 0
+                assert conn.hget("job", "status") == b"started"
+    finally:
+        conn.config_set("maxmemory", "0")
+        conn.flushall()

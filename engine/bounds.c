@@ -247,6 +247,11 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     int tiles_upto[MAX_RACK + 1], left_upto[MAX_RACK + 1];
     uint64_t codes_upto[MAX_RACK + 1]; /* and the codes of those tiles' letters (Anagrams) */
     int empty_col[MAX_RACK + 1]; /* the column of each empty square the span reaches */
+    /* of the first r empty squares, those only a blank can fill (no rack letter fits the
+     * cross-set: the squares left of the anchor have none): a span with more of them than
+     * the rack has blanks holds no play, and one with any holds only plays with a blank */
+    int blank_only[MAX_RACK + 1];
+    const uint64_t letters = s->rack_mask & every_letter(s->ctx.rules);
     int right = 0, tiles = 0, most_left = MAX_SIDE;
     int32_t points = 0;
     uint64_t codes = left_codes;
@@ -268,6 +273,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         codes_upto[right] = codes;
         if (right == s->rack_left || !(s->pass.cross[idx] & can)) break;
         empty_col[right] = c;
+        blank_only[right + 1] = (right ? blank_only[right] : 0) + !(s->pass.cross[idx] & letters);
         line[MAX_RACK + right++] = square_at(s, idx);
         board_upto[right] = points; /* in case the row ends next */
         tiles_upto[right] = tiles;
@@ -301,11 +307,12 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
         span_fill(&span, s->leaves ? l : l + r);
         for (; r >= 1 && r <= most; r++) {
             if (s->leaves) span_grow(&span);
-            if (s->leaves && HOLDS_NO_PLAY(r)) continue;
+            if (s->leaves && (blank_only[r] > s->rack[0] || HOLDS_NO_PLAY(r))) continue;
 #undef HOLDS_NO_PLAY
             float blank = -INFINITY;
             int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            if (s->leaves && blank_only[r]) any = blank; /* by equity only: by score one span stands for the shorter */
             int exact = 0; /* the span's bound is its best bingo */
             if (bingo && s->leaves) {
                 /* the span takes the whole rack: its plays are the bingos that fit it, so

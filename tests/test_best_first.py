@@ -471,3 +471,42 @@ def test_decoding_records_in_c_keeps_no_memory():
         grown = tracemalloc.get_traced_memory()[0] - before
         tracemalloc.stop()
         assert grown < 20_000, (lists, grown)  # 12,000 entries read: a leak shows in MBs
+
+
+def _blank_only_square(solver: Solver, board: Board, rack: str, move) -> bool:
+    """Whether `move` puts its blank where no letter of the rack could go: a square whose
+    perpendicular word no rack letter completes."""
+    for row, col, letter in move.placed:
+        if not letter.islower():
+            continue
+        step = (1, 0) if move.direction == "across" else (0, 1)  # the perpendicular
+        before, after = "", ""
+        r, c = row - step[0], col - step[1]
+        while 0 <= r and 0 <= c and board.letter_at(r, c):
+            before = board.letter_at(r, c).upper() + before
+            r, c = r - step[0], c - step[1]
+        r, c = row + step[0], col + step[1]
+        while r < solver.rules.rows and c < solver.rules.cols and board.letter_at(r, c):
+            after += board.letter_at(r, c).upper()
+            r, c = r + step[0], c + step[1]
+        if (before or after) and not any(
+            before + x + after in solver.lexicon for x in set(rack) - {BLANK}
+        ):
+            return True
+    return False
+
+
+def test_plays_whose_blank_goes_where_no_rack_letter_can_are_still_found():
+    """A square only a blank can fill: a span through it holds only plays with a blank, so
+    its bound by equity is that of the blank's plays (the blank's leave gone). The best
+    play is found where it is such a play, on boards of real self-play games."""
+    solver = solver_for("english")
+    leaves = twl06_leaves()
+    rng = random.Random(5)
+    found = 0
+    for board in positions("english")[4:]:
+        for _ in range(12):
+            rack = random_rack(board, rng).replace("?", "")[:6] + "?"
+            full, top = assert_head(solver, board, rack, 1, rank="equity", leaves=leaves)
+            found += bool(full) and _blank_only_square(solver, board, rack, full[0])
+    assert found >= 3  # the case this is about did come up

@@ -40,18 +40,32 @@ int rack_spells(const Search *s, uint64_t with, int board_tiles) {
     return 0;
 }
 
+/* The answer remembered for board letters `with` (rack_spells; with one blank, every letter
+ * the blank can stand for, so that the bingos are laid only for those). */
+static int bingo_answer(Search *s, uint64_t with, int board_tiles) {
+    Bingos *b = s->bingos;
+    int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
+    if (!b->asked[i].known || b->asked[i].with != with) {
+        uint64_t letters = 0;
+        if (s->rack[0] == 1) {
+            const Anagrams *set = s->ctx.anagrams;
+            for (int x = 1; x <= s->ctx.rules->alphabet; x++)
+                if (anagram_has(set, b->key + with + set->code[x])) letters |= (uint64_t)1 << x;
+        }
+        b->asked[i].with = with;
+        b->asked[i].known = 1;
+        b->asked[i].letters = letters;
+        b->asked[i].spells = (int8_t)(s->rack[0] == 1 ? letters != 0 : rack_spells(s, with, board_tiles));
+    }
+    return i;
+}
+
 /* rack_spells, remembered for the search. */
 static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
     Bingos *b = s->bingos;
     if (!board_tiles) return b->alone;
     if (!b->checked) return 1;
-    int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
-    if (!b->asked[i].known || b->asked[i].with != with) {
-        b->asked[i].with = with;
-        b->asked[i].known = 1;
-        b->asked[i].spells = (int8_t)rack_spells(s, with, board_tiles);
-    }
-    return b->asked[i].spells;
+    return b->asked[bingo_answer(s, with, board_tiles)].spells;
 }
 
 
@@ -201,15 +215,16 @@ static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, i
 
 /* The best bingo that fits columns [start, end) of `row`, the span holding board letters
  * whose codes sum to `with`: -1 when none does; -2 when it is not known (two blanks). */
-static int32_t best_bingo(const Search *s, int row, int start, int end, uint64_t with) {
+static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
     if (!set || !b->checked || s->rack[0] > 1) return -2;
     const uint64_t key = b->key + with;
     if (!s->rack[0]) return place_bingos(s, key, row, start, end, 0);
     int32_t best = -1;
-    for (int x = 1; x <= s->ctx.rules->alphabet; x++) {
-        int32_t got = place_bingos(s, key + set->code[x], row, start, end, (unsigned)x);
+    for (uint64_t x = b->asked[bingo_answer(s, with, 1)].letters; x; x &= x - 1) {
+        unsigned t = (unsigned)__builtin_ctzll(x);
+        int32_t got = place_bingos(s, key + set->code[t], row, start, end, t);
         if (got > best) best = got;
     }
     return best;

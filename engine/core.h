@@ -195,7 +195,8 @@ typedef struct {
     uint64_t key; /* its letters' codes, blanks left out */
     int alone;    /* it spells a word by itself */
     struct {
-        uint64_t with; /* the board letters' codes */
+        uint64_t with;    /* the board letters' codes */
+        uint64_t letters; /* a rack with one blank: bit x when the blank as x spells one */
         int8_t known, spells;
     } asked[BINGO_ANSWERS];
 } Bingos;

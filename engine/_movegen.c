@@ -148,7 +148,13 @@ out:
     return result;
 }
 
+PyDoc_STRVAR(shuffled_doc,
+"shuffled(key, items) -> bytes\n\n"
+"items (at most 65535 bytes) in the order random.Random(seed).shuffle leaves them, key being\n"
+"abs(seed) as little-endian 32-bit words (at least one), as CPython seeds from an int.");
+
 static PyMethodDef movegen_methods[] = {
+    {"shuffled", py_shuffled, METH_VARARGS, shuffled_doc},
     {"kwg_check", py_kwg_check, METH_VARARGS, kwg_check_doc},
     {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
     {"position_fits", py_position_fits, METH_VARARGS, position_fits_doc},
@@ -180,6 +186,7 @@ PyMODINIT_FUNC PyInit__movegen(void) {
         PyModule_AddIntConstant(m, "MAX_LETTERS", MAX_LETTERS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RACK", MAX_RACK) < 0 ||
         PyModule_AddIntConstant(m, "MAX_TILE_VALUE", MAX_TILE_VALUE) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_TILES", MAX_TILES) < 0 ||
         PyModule_AddIntConstant(m, "MAX_BINGO", MAX_BINGO) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SCORE", MAX_SCORE) < 0 ||
         PyModule_AddIntConstant(m, "ENDGAME_MAX_PLIES", ENDGAME_MAX_PLIES) < 0 ||

@@ -7,7 +7,8 @@
  * preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words' table as
  * a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts),
  * leave_table.c (leave values), kwg_check.c (the KWG checker), rules.c (a ruleset read from
- * Python), generator.c and describe.c (the Generator type) and _movegen.c (the module).
+ * Python), shuffle.c (a self-played game's bag, as Python's random shuffles it), generator.c
+ * and describe.c (the Generator type) and _movegen.c (the module).
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -501,6 +502,9 @@ struct timespec deadline_after(double budget);
 int rules_load(Rules *r, PyObject *values, PyObject *lm, PyObject *wm);
 double max_score(const Rules *r);
 PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw);
+
+/* shuffle.c: shuffled(key, items) -> bytes, as random.Random(seed).shuffle */
+PyObject *py_shuffled(PyObject *self, PyObject *args);
 
 /* rank.c: the move buffer, and the plays ranked */
 int movebuf_init(MoveBuf *buf, long limit, int by_equity);

@@ -37,6 +37,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MAX_LETTERS 63              /* cross-sets are 64-bit masks, bit 0 unused */
 #define MAX_RACK 16
 #define MAX_TILE_VALUE 1000
+#define MAX_TILES 65535            /* tiles in a set: a self-played game's bag is shuffled in C (shuffle.c) */
 #define MAX_BINGO 100000
 #define BLANK_FLAG 0x80u
 #define TILE_MASK 0x7Fu

@@ -28,6 +28,7 @@ MAX_LETTERS = _movegen.MAX_LETTERS
 MAX_SIDE = _movegen.MAX_SIDE
 MAX_RACK = _movegen.MAX_RACK
 MAX_TILE_VALUE = _movegen.MAX_TILE_VALUE
+MAX_TILES = _movegen.MAX_TILES
 MAX_BINGO = _movegen.MAX_BINGO
 PREMIUMS = {  # grid character -> (letter multiplier, word multiplier)
     ".": (1, 1),
@@ -268,6 +269,8 @@ def _parse(raw: dict, source: str) -> Ruleset:
             f"{source}: tile counts sum to {counted} ({counted - blanks} letters + {blanks} "
             f"blanks) but 'total_tiles' says {total}"
         )
+    if counted > MAX_TILES:
+        raise RulesetError(f"{source}: {counted} tiles; a set may have at most {MAX_TILES:,}")
     if counted < rack_size:
         raise RulesetError(f"{source}: {counted} tiles cannot fill a rack of {rack_size}")
 

@@ -10,13 +10,13 @@ end-of-game rack adjustment its [end] table gives. Each game can be written as G
 from __future__ import annotations
 
 import operator
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import gcg
+from ._movegen import shuffled
 from .board import Board, cell_text
 from .endgame import best_by_endgame_value
 from .errors import AnchorError, WorkLimitError
@@ -121,14 +121,18 @@ class EndgamePlayer:
 
 
 class Bag:
-    """The tiles not yet drawn, in a seeded random order; exchanged tiles go back at the
-    bottom."""
+    """The tiles not yet drawn, in a seeded random order (random.Random(seed).shuffle's,
+    done in the C core); exchanged tiles go back at the bottom."""
 
-    def __init__(self, rules: Ruleset, rng: random.Random):
-        tiles = [ch for ch in rules.alphabet for _ in range(rules.counts[ch])]
-        tiles += [BLANK] * rules.blanks
-        rng.shuffle(tiles)
-        self._tiles = tiles
+    def __init__(self, rules: Ruleset, seed: int):
+        codes = bytes(
+            code for code, ch in enumerate(rules.alphabet, 1) for _ in range(rules.counts[ch])
+        ) + bytes(rules.blanks)
+        n = abs(seed)
+        key = n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
+        self.order = shuffled(key, codes)  # tile numbers, blank 0: what the C core draws
+        letters = (BLANK, *rules.alphabet)
+        self._tiles = [letters[code] for code in self.order]
         self._rules = rules
 
     def draw(self, n: int) -> list[str]:
@@ -206,8 +210,7 @@ def play_game(
     counted_before = sum(getattr(pol, "plays_generated", 0) for pol in policies)
     if len(policies) != players:
         raise AnchorError(f"{players} players need {players} policies, not {len(policies)}")
-    rng = random.Random(seed)
-    bag = Bag(rules, rng)
+    bag = Bag(rules, seed)
     game = Game(rules, seed, tuple(f"p{i + 1}" for i in range(players)), scores=[0] * players)
     if not check and _native(policies):
         return _play_natively(solver, game, bag, policies, budget)
@@ -310,7 +313,7 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
     by the same choices: the same game, tile for tile (tests/test_selfplay.py holds them
     equal)."""
     rules = game.rules
-    order = bytes(0 if ch == BLANK else rules.letter_index[ch] for ch in bag.tiles())
+    order = bag.order
     by_score = type(policies[0]) is Greedy
     nodes, below, values = (b"", b"", b"") if by_score else policies[0].leaves.graph()
     seconds = budget() if budget is not None else None

@@ -192,6 +192,19 @@ def test_ruleset_limits_are_the_generators(old, new, message):
         Ruleset.from_toml(english_text().replace(old, new), source="x.toml")
 
 
+def test_a_set_of_more_tiles_than_the_c_core_shuffles_is_refused():
+    from anchor.engine import _movegen
+
+    assert _movegen.MAX_TILES == 65535
+    text = (
+        english_text()
+        .replace("E 12 1", "E 65500 1")
+        .replace("total_tiles = 100", "total_tiles = 65588")
+    )
+    with pytest.raises(RulesetError, match="65588 tiles; a set may have at most 65,535"):
+        Ruleset.from_toml(text, source="x.toml")
+
+
 def test_a_generator_cannot_be_initialised_twice(english):
     from anchor.engine import Lexicon, Solver
 

@@ -3,11 +3,16 @@ invariant checks catching a lying policy, GCG records, and `anchor selfplay`."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anchor.client import protocol as p
 from anchor.client.cli import main
 from anchor.engine import Lexicon, Ruleset, Solver
+from anchor.engine._movegen import shuffled
 from anchor.engine.gcg import read_gcg, replay
 from anchor.engine.moves import Move
 from anchor.engine.selfplay import Greedy, InvariantError, play_game
@@ -302,3 +307,26 @@ def test_build_lexicon_writes_the_gaddag_unless_told_not_to(tmp_path):
         assert main(["build-lexicon", "--words", str(words), "--out", str(out), *flag]) == 0
         solver = Solver(Lexicon.open(out, ENGLISH), ENGLISH)
         assert bool(solver._generator.gaddag) == has
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.one_of(st.integers(-(2**40), 2**40), st.integers(-(2**300), 2**300)),
+    items=st.binary(max_size=300),
+)
+def test_the_bag_is_shuffled_as_pythons_random_shuffles_it(seed, items):
+    """The C core's shuffle (engine/shuffle.c) keeps a seed's game what it was when
+    random.Random(seed).shuffle made the bag: same Mersenne Twister, same seeding from an
+    int (its absolute value's 32-bit words), same rejection sampling."""
+    expected = list(items)
+    random.Random(seed).shuffle(expected)
+    n = abs(seed)
+    key = n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
+    assert shuffled(key, items) == bytes(expected)
+
+
+def test_shuffled_refuses_what_it_cannot_do():
+    with pytest.raises(ValueError, match="32-bit words"):
+        shuffled(b"abc", b"xyz")
+    with pytest.raises(ValueError, match="65535"):
+        shuffled(b"\0\0\0\0", bytes(70000))

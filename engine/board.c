@@ -44,16 +44,20 @@ static uint64_t fits_runs(const Search *s, int row, int col, uint64_t letters) {
 /* A bit per square of a row of `cols` cells: set where a tile is. Eight squares at a
  * time where bytes are little-endian: each nonzero byte's high bit, gathered by one
  * multiplication. */
+static inline uint32_t eight_bits(const uint8_t *cells) {
+    uint64_t x;
+    memcpy(&x, cells, 8);
+    x = ((((x & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | x) >> 7) & 0x0101010101010101ull;
+    return (uint32_t)((x * 0x0102040810204080ull) >> 56);
+}
+
 static inline uint32_t row_bits(const uint8_t *cells, int cols) {
     uint32_t bits = 0;
     int col = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; col + 8 <= cols; col += 8) {
-        uint64_t x;
-        memcpy(&x, cells + col, 8);
-        x = ((((x & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | x) >> 7) & 0x0101010101010101ull;
-        bits |= (uint32_t)((x * 0x0102040810204080ull) >> 56) << col;
-    }
+    for (; col + 8 <= cols; col += 8) bits |= eight_bits(cells + col) << col;
+    if (col < cols && cols >= 8) /* the last eight squares, overlapping those done */
+        return bits | eight_bits(cells + cols - 8) << (cols - 8);
 #endif
     for (; col < cols; col++) bits |= (uint32_t)(cells[col] != 0) << col;
     return bits;
@@ -218,12 +222,14 @@ void place_tiles(Search *s, const Rules *r, const uint16_t *square, const uint8_
         if (left >= 0) redo[row] |= 1u << left;
         if (right < s->pass.cols) redo[row] |= 1u << right;
     }
-    uint32_t occupied[MAX_SIDE];
-    for (int row = 0; row < s->pass.rows; row++) occupied[row] = row_bits(s->pass.cells + row * s->pass.cols, s->pass.cols);
     if (s->pass.empty_board) { /* the centre anchor goes: every row's anchors again */
         rows = ~0u;
         s->pass.empty_board = 0;
     }
+    uint32_t occupied[MAX_SIDE]; /* of the rows whose anchors are worked out, and theirs beside */
+    const uint32_t read = rows | rows << 1 | rows >> 1;
+    for (int row = 0; row < s->pass.rows; row++)
+        if (read >> row & 1) occupied[row] = row_bits(s->pass.cells + row * s->pass.cols, s->pass.cols);
     for (int row = 0; row < s->pass.rows; row++) {
         if (rows >> row & 1) row_anchors(s, row, occupied);
         for (uint32_t x = redo[row]; x; x &= x - 1) square_cross(s, r, row, __builtin_ctz(x), all);

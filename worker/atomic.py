@@ -72,11 +72,10 @@ def run_if(connection: Redis, script: str, keys: list, args: list, recorded: Pip
     """Run `script` (CLAIM or STORE) with the commands `recorded` holds: True when its
     condition held and they ran, False when nothing was written. Redis's errors are
     raised as redis-py raises them (a full Redis: OutOfMemoryError)."""
-    encode = connection.get_encoder().encode
-    argv = [encode(a) for a in args]
+    argv = list(args)  # redis-py encodes them as it would the commands themselves
     for command, _options in recorded.command_stack:
         argv.append(len(command))
-        argv.extend(encode(a) for a in command)
+        argv.extend(command)
     recorded.reset()
     try:
         done = connection.evalsha(_sha(script), len(keys), *keys, *argv)

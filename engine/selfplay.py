@@ -120,6 +120,13 @@ class EndgamePlayer:
         return solver.solve_endgame(board, rack, other, budget_s=seconds).best
 
 
+def seed_key(seed: int) -> bytes:
+    """An int seed as CPython's random seeds from it: abs(seed) as little-endian 32-bit
+    words, at least one (the key engine/shuffle.c takes)."""
+    n = abs(seed)
+    return n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
+
+
 class Bag:
     """The tiles not yet drawn, in a seeded random order (random.Random(seed).shuffle's,
     done in the C core); exchanged tiles go back at the bottom."""
@@ -128,9 +135,7 @@ class Bag:
         codes = bytes(
             code for code, ch in enumerate(rules.alphabet, 1) for _ in range(rules.counts[ch])
         ) + bytes(rules.blanks)
-        n = abs(seed)
-        key = n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
-        self.order = shuffled(key, codes)  # tile numbers, blank 0: what the C core draws
+        self.order = shuffled(seed_key(seed), codes)  # tile numbers, blank 0: what the C core draws
         letters = (BLANK, *rules.alphabet)
         self._tiles = [letters[code] for code in self.order]
         self._rules = rules

@@ -43,7 +43,7 @@ def _check_store(conn) -> None:
         pipe.zrem("started", "w1:e1")
         return pipe
 
-    owner = ["w1", "w1:e1"]
+    owner = ["w1", "w1:e1", "started"]
     assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # no such job
     conn.hset("job", mapping={"status": "started", "worker_name": "w2"})
     conn.zadd("started", {"w1:e1": 1})

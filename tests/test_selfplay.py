@@ -15,7 +15,7 @@ from anchor.engine import Lexicon, Ruleset, Solver
 from anchor.engine._movegen import shuffled
 from anchor.engine.gcg import read_gcg, replay
 from anchor.engine.moves import Move
-from anchor.engine.selfplay import Greedy, InvariantError, play_game
+from anchor.engine.selfplay import Greedy, InvariantError, play_game, seed_key
 
 from .conftest import DEFAULT_KWG
 
@@ -320,9 +320,7 @@ def test_the_bag_is_shuffled_as_pythons_random_shuffles_it(seed, items):
     int (its absolute value's 32-bit words), same rejection sampling."""
     expected = list(items)
     random.Random(seed).shuffle(expected)
-    n = abs(seed)
-    key = n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
-    assert shuffled(key, items) == bytes(expected)
+    assert shuffled(seed_key(seed), items) == bytes(expected)
 
 
 def test_shuffled_refuses_what_it_cannot_do():

@@ -51,14 +51,14 @@ return run(2)
 )
 
 # KEYS: the job's hash, its started registry. ARGV: the worker's name, the execution's
-# member of the registry, then the commands.
+# member of the registry, RQ's "started" status, then the commands.
 STORE = (
     _RUN
     + """
 local job = redis.call('HMGET', KEYS[1], 'status', 'worker_name')
-if job[1] ~= 'started' or job[2] ~= ARGV[1] then return 0 end
+if job[1] ~= ARGV[3] or job[2] ~= ARGV[1] then return 0 end
 if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return 0 end
-return run(3)
+return run(4)
 """
 )
 

@@ -40,10 +40,12 @@ CLAIM_MARK_TTL = 60  # seconds a job's claim marker lives: far past any claim's 
 
 
 def claim_mark(job_id: str | bytes) -> str:
-    """The key a worker's claim of a job and maintenance's putting it back both change,
-    and both WATCH: the two exclude each other on this one job, not on the whole lane's
-    intermediate list (whose every change, by any worker, made the others' claims retry).
-    Both SET it, which no value a stranger leaves there can make fail."""
+    """The key a worker's claim of a job (atomic.CLAIM, one script) and maintenance's
+    putting it back both SET, and the put-back WATCHes: a claim landing between the
+    put-back's look and its write makes the put-back give up. The two exclude each other
+    on this one job, not on the whole lane's intermediate list (whose every change, by any
+    worker, made the others' claims retry). SET, which no value a stranger leaves there
+    can make fail."""
     return f"anchor:claim:{_text(job_id) or job_id!r}"
 
 

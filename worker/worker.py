@@ -317,7 +317,7 @@ class AnchorWorker(SimpleWorker):
                 write(pipe)
                 self.cleanup_execution(job, pipeline=pipe, execution=execution)
                 keys = [job.key, job.started_job_registry.key]
-                owner = [self.name, execution.composite_key]
+                owner = [self.name, execution.composite_key, JobStatus.STARTED.value]
                 if not run_if(self.connection, STORE, keys, owner, pipe):
                     self._drop(job, execution)
                     raise JobLost(job.id)

@@ -132,17 +132,24 @@ class Bag:
     done in the C core); exchanged tiles go back at the bottom."""
 
     def __init__(self, rules: Ruleset, seed: int):
-        codes = bytes(
-            code for code, ch in enumerate(rules.alphabet, 1) for _ in range(rules.counts[ch])
+        codes = b"".join(
+            bytes((code,)) * rules.counts[ch] for code, ch in enumerate(rules.alphabet, 1)
         ) + bytes(rules.blanks)
         self.order = shuffled(seed_key(seed), codes)  # tile numbers, blank 0: what the C core draws
-        letters = (BLANK, *rules.alphabet)
-        self._tiles = [letters[code] for code in self.order]
         self._rules = rules
+        self._left: list[str] | None = None  # as letters, once drawn from in Python
+
+    @property
+    def _tiles(self) -> list[str]:
+        if self._left is None:
+            letters = (BLANK, *self._rules.alphabet)
+            self._left = [letters[code] for code in self.order]
+        return self._left
 
     def draw(self, n: int) -> list[str]:
-        n = min(n, len(self._tiles))
-        drawn, self._tiles = self._tiles[:n], self._tiles[n:]
+        tiles = self._tiles
+        n = min(n, len(tiles))
+        drawn, self._left = tiles[:n], tiles[n:]
         return drawn
 
     def put_back(self, tiles: Sequence[str]) -> None:
@@ -170,12 +177,50 @@ class Turn:
     total: int  # the player's score after the move
 
 
+class RecordedTurns(Sequence[Turn]):
+    """The turns of a game the C core played, made from its move records the first time
+    they are read: a caller that wants only the scores (a batch of games for their
+    statistics) never builds the ~25 Move and Turn objects of a game. Compares equal to
+    a list of the same turns."""
+
+    __slots__ = ("_count", "_decode", "_turns")
+
+    def __init__(self, count: int, decode: Callable[[], list[Turn]]):
+        self._count = count
+        self._decode: Callable[[], list[Turn]] | None = decode
+        self._turns: list[Turn] = []
+
+    def _list(self) -> list[Turn]:
+        if self._decode is not None:
+            self._turns, self._decode = self._decode(), None
+        return self._turns
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i):
+        return self._list()[i]
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RecordedTurns | list):
+            return self._list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, so unhashable like one
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
 @dataclass
 class Game:
     rules: Ruleset
     seed: int
     players: tuple[str, ...]
-    turns: list[Turn] = field(default_factory=list)
+    turns: list[Turn] | RecordedTurns = field(default_factory=list)
     scores: list[int] = field(default_factory=list)
     racks: list[str] = field(default_factory=list)  # left at the end
     adjustments: list[int] = field(default_factory=list)  # end-of-game rack points
@@ -331,9 +376,26 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
     except TimeoutError:  # the job's time ran out mid-game: the caller's `timeout`, not a bug
         raise WorkLimitError(f"self-play game {game.seed} ran past {seconds:g} s") from None
     board = Board(rules, cells)
+    for player in (0, 1):
+        mine = moves[player::2]
+        game.scores[player] += sum(m[1] for m in mine)
+        policies[player].plays_generated += sum(m[5] for m in mine)
+    game.move_times = [m[6] for m in moves]
+    game.turns = RecordedTurns(len(moves), lambda: _turns_of(generator, rules, moves, board))
+    game.end = "out" if went_out else "scoreless"
+    game.plays_generated = sum(m[5] for m in moves)
+    racks = [Counter(_counts_text(rules, r)) for r in left]
+    return _finish(game, racks, (len(moves) - 1) % 2, board)
+
+
+def _turns_of(generator, rules: Ruleset, moves, board: Board) -> list[Turn]:
+    """The Turn records of Generator.selfplay's moves (kind, score, record, back, rack,
+    generated, seconds), the game's final board describing its plays."""
     records = b"".join(m[2] for m in moves)
     plays = iter(generator.describe(records, board.cells, cell_text(rules), False))
-    for i, (kind, score, _record, back, rack, generated, took) in enumerate(moves):
+    turns = []
+    totals = [0, 0]
+    for i, (kind, score, _record, back, rack, _generated, _took) in enumerate(moves):
         player = i % 2
         if kind == 0:
             notation, score, row, col, direction, word, placed = next(plays)
@@ -342,14 +404,9 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
             move = Move(0, -1, -1, "", "", (), EXCHANGE, _counts_text(rules, back))
         else:
             move = Move(0, -1, -1, "", "", (), PASS)
-        policies[player].plays_generated += generated
-        game.scores[player] += score
-        game.turns.append(Turn(player, _counts_text(rules, rack), move, game.scores[player]))
-        game.move_times.append(took)
-    game.end = "out" if went_out else "scoreless"
-    game.plays_generated = sum(m[5] for m in moves)
-    racks = [Counter(_counts_text(rules, r)) for r in left]
-    return _finish(game, racks, (len(moves) - 1) % 2, board)
+        totals[player] += score
+        turns.append(Turn(player, _counts_text(rules, rack), move, totals[player]))
+    return turns
 
 
 def _counts_text(rules: Ruleset, counts: bytes) -> str:

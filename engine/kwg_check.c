@@ -85,8 +85,14 @@ int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_
         }
     }
     rep->words = count[root];
-    if (rep->counts)
-        for (uint32_t i = 0; i < n; i++) rep->counts[i] = (uint32_t)count[i];
+    if (rep->counts) /* from the end back: a node's suffix needs the next node's */
+        for (uint32_t i = n; i-- > 0;) {
+            const uint32_t node = nodes[i], arc = kwg_arc(node);
+            uint64_t c = (uint64_t)kwg_accepts(node) + (arc < n ? count[arc] : 0);
+            if (!kwg_is_end(node) && i + 1 < n) c += rep->counts[i + 1];
+            rep->counts[i] = c > KWG_MAX_WORDS ? (uint32_t)KWG_MAX_WORDS : (uint32_t)c;
+        }
+    if (rep->counts) rep->counts[0] = 0; /* node 0 heads no list: an arc of 0 is none */
     rep->max_length = depth[root];
     ok = 0;
     goto out;

@@ -15,7 +15,8 @@ typedef struct {
     unsigned max_length;
     uint32_t dawg_nodes; /* nodes visited from the DAWG root (shared lists counted again) */
     uint32_t extent;     /* one past the highest node index reachable from the DAWG root */
-    uint32_t *counts;    /* optional, n entries: words below each sibling-list start */
+    uint32_t *counts;    /* optional, n entries: the words below a node and its later siblings
+                          * (at a list's start, every word below the list) */
     char error[160];
 } KwgReport;
 

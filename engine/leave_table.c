@@ -5,16 +5,21 @@
 #include "leave_table.h"
 
 /* From node `from` of a sibling list on, the first node whose tile is t or more (0 when
- * the list ends first), adding to *idx the leaves listed before it. Lists are in ascending
- * tile order (kwg_check refuses others). Every index it follows is checked, so a graph it
- * was not given checked is safe. */
+ * the list ends first), adding to *idx the leaves listed before it: the difference of the
+ * two nodes' suffix counts. Lists are in ascending tile order (kwg_check refuses others).
+ * Every index it follows is checked, so a graph it was not given checked is safe (a wrong
+ * count gives a wrong index, which the values' bounds catch). */
 static uint32_t klv_seek(const Klv *k, uint32_t from, unsigned t, long *idx) {
-    for (uint32_t i = from; i && i < k->n; i++) {
-        uint32_t node = k->nodes[i], arc = kwg_arc(node);
-        if (kwg_tile(node) >= t) return i;
-        *idx += kwg_accepts(node) + (arc && arc < k->n ? k->counts[arc] : 0);
-        if (kwg_is_end(node)) return 0;
+    if (!from || from >= k->n) return 0;
+    for (uint32_t i = from; i < k->n; i++) {
+        uint32_t node = k->nodes[i];
+        if (kwg_tile(node) >= t) {
+            *idx += (long)k->counts[from] - (long)k->counts[i];
+            return i;
+        }
+        if (kwg_is_end(node)) break;
     }
+    *idx += k->counts[from];
     return 0;
 }
 

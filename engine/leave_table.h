@@ -18,7 +18,8 @@ typedef struct {
 _Static_assert(sizeof(KeySteps) == (MAX_LETTERS + 1) * 2 + 2 * (MAX_RACK + 1) * 4, "KeySteps is packed");
 
 /* A KLV2 leave graph as the C code reads it: nodes (checked by kwg_check when loaded),
- * counts[i] = leaves below the sibling list starting at node i, one value per leave. */
+ * counts[i] = the leaves below node i and its later siblings (at a list's start, every leave
+ * below the list), one value per leave. */
 typedef struct {
     const uint32_t *nodes, *counts;
     uint32_t n;

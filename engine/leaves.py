@@ -78,7 +78,9 @@ class Leaves:
                 f"{where}: leave value #{bad} is {self._values[bad]}, not a finite number "
                 "(equities could not be ranked)"
             )
-        self._counts = array.array("I", counts)  # words below each list start (C walk)
+        # the leaves below each node and its later siblings (C walk): at a list start,
+        # every leave below the list
+        self._counts = array.array("I", counts)
         self._cache: dict[tuple[int, ...], float] = {}
         self._tables: dict[tuple[int, ...], tuple[bytes, bytes]] = {}  # by sorted rack
 

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import gcg
-from ._movegen import shuffled
 from .board import Board, cell_text
 from .endgame import best_by_endgame_value
 from .errors import AnchorError, WorkLimitError
 from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
+from .seeding import shuffle_tiles
 from .solver import Solver
 
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
@@ -120,13 +120,6 @@ class EndgamePlayer:
         return solver.solve_endgame(board, rack, other, budget_s=seconds).best
 
 
-def seed_key(seed: int) -> bytes:
-    """An int seed as CPython's random seeds from it: abs(seed) as little-endian 32-bit
-    words, at least one (the key engine/shuffle.c takes)."""
-    n = abs(seed)
-    return n.to_bytes(max(4, (n.bit_length() + 31) // 32 * 4), "little")
-
-
 class Bag:
     """The tiles not yet drawn, in a seeded random order (random.Random(seed).shuffle's,
     done in the C core); exchanged tiles go back at the bottom."""
@@ -135,7 +128,7 @@ class Bag:
         codes = b"".join(
             bytes((code,)) * rules.counts[ch] for code, ch in enumerate(rules.alphabet, 1)
         ) + bytes(rules.blanks)
-        self.order = shuffled(seed_key(seed), codes)  # tile numbers, blank 0: what the C core draws
+        self.order = shuffle_tiles(seed, codes)  # tile numbers, blank 0: what the C core draws
         self._rules = rules
         self._left: list[str] | None = None  # as letters, once drawn from in Python
 

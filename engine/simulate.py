@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from .legality import unseen_counts
 from .moves import EXCHANGE, PASS, Move
 from .notation import parse_rack
 from .rules import BLANK, Ruleset
+from .seeding import shuffle_tiles
 from .solver import Solver
 from .winpct import WinModel, model_for
 
@@ -139,10 +139,10 @@ def iterate(
     mine = Counter(_letters(rules, parse_rack(rules, rack)))
     values: list[list[float]] = [[] for _ in chosen]
     ends: list[list[int]] = [[] for _ in chosen]
+    tiles = bytes(unseen_ids)
     for i in iterations:
         left = budget() if budget is not None else None
-        order = list(unseen_ids)
-        random.Random(f"{seed}:{i}").shuffle(order)
+        order = shuffle_tiles(f"{seed}:{i}", tiles)  # random.Random(f"{seed}:{i}").shuffle's
         if native.ready:
             try:
                 got, stopped = native(order, left)
@@ -187,9 +187,9 @@ class _NativePlayouts:
             out_factor=rules.end.going_out + int(rules.end.stuck_loses_own),
         )  # fmt: skip
 
-    def __call__(self, order: list[int], seconds: float | None) -> tuple[list[float], list[int]]:
+    def __call__(self, order: bytes, seconds: float | None) -> tuple[list[float], list[int]]:
         """Each candidate's value and the tiles unplayed when its playout stopped."""
-        return self._run(order=bytes(order), budget=seconds or 0.0)
+        return self._run(order=order, budget=seconds or 0.0)
 
 
 def _turn(rules: Ruleset, move: Move) -> tuple[int, int, bytes, bytes]:

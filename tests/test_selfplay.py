@@ -15,7 +15,8 @@ from anchor.engine import Lexicon, Ruleset, Solver
 from anchor.engine._movegen import shuffled
 from anchor.engine.gcg import read_gcg, replay
 from anchor.engine.moves import Move
-from anchor.engine.selfplay import Greedy, InvariantError, play_game, seed_key
+from anchor.engine.seeding import seed_key, shuffle_tiles
+from anchor.engine.selfplay import Greedy, InvariantError, play_game
 
 from .conftest import DEFAULT_KWG
 
@@ -311,15 +312,22 @@ def test_build_lexicon_writes_the_gaddag_unless_told_not_to(tmp_path):
 
 @settings(max_examples=300, deadline=None)
 @given(
-    seed=st.one_of(st.integers(-(2**40), 2**40), st.integers(-(2**300), 2**300)),
+    seed=st.one_of(
+        st.integers(-(2**40), 2**40),
+        st.integers(-(2**300), 2**300),
+        st.builds(lambda s, i: f"{s}:{i}", st.integers(0, 2**40), st.integers(0, 10**6)),
+        st.text(max_size=40),
+    ),
     items=st.binary(max_size=300),
 )
 def test_the_bag_is_shuffled_as_pythons_random_shuffles_it(seed, items):
-    """The C core's shuffle (engine/shuffle.c) keeps a seed's game what it was when
-    random.Random(seed).shuffle made the bag: same Mersenne Twister, same seeding from an
-    int (its absolute value's 32-bit words), same rejection sampling."""
+    """The C core's shuffle (engine/shuffle.c) keeps a seed's game (an int seed) and a
+    simulation's iteration (a "SEED:I" text) what they were when random.Random(seed)
+    .shuffle made the bag: same Mersenne Twister, same seeding (an int's absolute value, a
+    text's bytes and their SHA-512, as 32-bit words), same rejection sampling."""
     expected = list(items)
     random.Random(seed).shuffle(expected)
+    assert shuffle_tiles(seed, items) == bytes(expected)
     assert shuffled(seed_key(seed), items) == bytes(expected)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import re
 import statistics
 import subprocess
@@ -151,12 +152,15 @@ def fleet_speedup(lines: list[str], passes: int = 9) -> None:
                 "the fleet's answer differs from the in-process one"
             )
             clients[name] = client
+        times["2 side by side"] = []
         for _ in range(passes):
             for name, client in clients.items():
                 started = time.perf_counter()
                 for job in jobs:
                     simulate(client, job, settings)
                 times[name].append(time.perf_counter() - started)
+            times["2 side by side"].append(side_by_side(local_client, jobs, settings))
+    pair = times.pop("2 side by side")
     base = statistics.median(times["in-process"])
     print(
         f"\n{len(jobs)} positions with the CLI's defaults, median of {passes} interleaved passes:"
@@ -169,6 +173,33 @@ def fleet_speedup(lines: list[str], passes: int = 9) -> None:
     pairs = zip(times["1 worker"], times["2 workers"], strict=True)
     paired = statistics.median(a / b for a, b in pairs)
     print(f"  speed-up of 2 workers over 1: x{one / two:.2f} (each pass's, median: x{paired:.2f})")
+    ceiling = statistics.median(2 * a / b for a, b in zip(times["in-process"], pair, strict=True))
+    print(
+        f"  the machine: two in-process runs side by side did x{ceiling:.2f} of one run's work "
+        f"a second (passes {' '.join(f'{t:.2f}' for t in pair)} s): the most two workers "
+        "could give here, with no cost of their own"
+    )
+
+
+def _run_alone(client: AnalysisClient, jobs, settings) -> None:
+    for job in jobs:
+        simulate(client, job, settings)
+
+
+def side_by_side(client: AnalysisClient, jobs, settings) -> float:
+    """Seconds for two forked copies of this process to each run every job in-process,
+    started together: on a machine of two cores, twice one run's time if the cores were
+    free and equal. Sets the speed-up a 2-worker fleet can be read against."""
+    context = multiprocessing.get_context("fork")
+    started = time.perf_counter()
+    copies = [context.Process(target=_run_alone, args=(client, jobs, settings)) for _ in range(2)]
+    for copy in copies:
+        copy.start()
+    for copy in copies:
+        copy.join()
+    if any(copy.exitcode for copy in copies):
+        raise RuntimeError("an in-process copy failed")
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":

@@ -382,6 +382,7 @@ typedef struct {
     int n, overflow, room;
     unsigned top;                   /* the highest letter on the rack */
     uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path */
+    uint64_t have;                  /* the letters count holds (bit t: count[t] > 0; never 0) */
     const uint32_t *nodes;
 } LeftKeys;
 
@@ -400,15 +401,17 @@ static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
         k->key[k->n++] = key;
     }
     if (depth == k->room || !list) return;
-    for (uint32_t i = list, n = 0; n <= MAX_LETTERS && !k->overflow; i++, n++) {
-        unsigned x = kwg_tile(k->nodes[i]);
+    for (uint32_t i = list, end = list + MAX_LETTERS; i <= end; i++) {
+        const uint32_t sibling = k->nodes[i];
+        const unsigned x = kwg_tile(sibling);
         if (x > k->top) break; /* lists go up by tile: no rack tile further on */
-        if (x >= 1 && k->count[x]) {
-            k->count[x]--;
+        if (k->have >> x & 1) { /* a letter the rack still holds (never the separator) */
+            if (!--k->count[x]) k->have &= ~((uint64_t)1 << x);
             collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
-            k->count[x]++;
+            if (!k->count[x]++) k->have |= (uint64_t)1 << x;
+            if (k->overflow) return;
         }
-        if (kwg_is_end(k->nodes[i])) break;
+        if (kwg_is_end(sibling)) break;
     }
 }
 
@@ -467,13 +470,14 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     k.top = 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
     k.nodes = nodes;
     memcpy(k.count, s->rack, sizeof k.count);
+    k.have = s->rack_mask & ~(uint64_t)1;
     for (uint32_t i = g, c = 0; c <= MAX_LETTERS && !k.overflow; i++, c++) { /* the anchor's letter */
         uint32_t node = nodes[i];
         unsigned x = kwg_tile(node);
         if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1) && k.count[x]) {
-            k.count[x]--;
+            if (!--k.count[x]) k.have &= ~((uint64_t)1 << x);
             collect_lefts(&k, i, 0, 0);
-            k.count[x]++;
+            if (!k.count[x]++) k.have |= (uint64_t)1 << x;
         }
         if (kwg_is_end(node)) break;
     }

@@ -37,7 +37,6 @@ from anchor.engine.selfplay import Bag
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 KLV2 = DATA / "kwg" / "TWL06.klv2"
-POSITIONS = (0, 4)  # JOSH2 and VS_ED (a blank): the playouts' two kinds of rack
 
 
 def build_revision(rev: str, scratch: Path) -> Path:
@@ -88,6 +87,11 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=20, help="blocks per measure (20)")
     parser.add_argument("--games", type=int, default=30, help="self-play games a block (30)")
     parser.add_argument("--iterations", type=int, default=10, help="playouts a block (10)")
+    parser.add_argument(
+        "--positions",
+        default="1,5",
+        help="bench positions played out, from 1 (1,5: a blank rack too)",
+    )
     args = parser.parse_args()
     header("two builds of the C core, interleaved in one process (A/B above 1: B faster)")
     with tempfile.TemporaryDirectory() as scratch:
@@ -127,7 +131,7 @@ def measure(modules: dict, args) -> None:
     lines = [ln for ln in (DATA / "bench" / "positions.cgp").read_text().splitlines()]
     lines = [ln for ln in lines if ln.strip() and not ln.startswith("#")]
     solver = Solver(lexicon, rules)
-    for n in POSITIONS:
+    for n in (int(x) - 1 for x in args.positions.split(",") if x):
         position = parse_cgp(rules, lines[n])
         board, rack = position.board, position.racks[0]
         chosen = simulate.candidates(solver, board, rack, leaves, 15)

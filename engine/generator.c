@@ -18,7 +18,7 @@ static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
     if (self->anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
     free(self->owned_nodes);
-    free(self->masks);
+    free(self->masks.children); /* accepts lies in the same block */
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
@@ -92,8 +92,9 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     /* masks of the list starting at every node below the DAWG's extent, built backwards */
     self->extent = rep.extent;
-    self->masks = calloc(self->extent + 1, sizeof *self->masks);
-    if (!self->masks) {
+    self->masks.children = calloc(2 * ((size_t)self->extent + 1), sizeof *self->masks.children);
+    self->masks.accepts = self->masks.children ? self->masks.children + self->extent + 1 : NULL;
+    if (!self->masks.children) {
         PyErr_NoMemory();
         return -1;
     }
@@ -101,9 +102,9 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         uint32_t node = self->nodes[i];
         unsigned tile = kwg_tile(node);
         uint64_t bit = tile >= 1 && tile <= MAX_LETTERS ? (uint64_t)1 << tile : 0;
-        ListMasks next = kwg_is_end(node) ? (ListMasks){0, 0} : self->masks[i + 1];
-        self->masks[i].children = next.children | bit;
-        self->masks[i].accepts = next.accepts | (kwg_accepts(node) ? bit : 0);
+        const int last = kwg_is_end(node);
+        self->masks.children[i] = (last ? 0 : self->masks.children[i + 1]) | bit;
+        self->masks.accepts[i] = (last ? 0 : self->masks.accepts[i + 1]) | (kwg_accepts(node) ? bit : 0);
     }
     if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
         build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||

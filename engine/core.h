@@ -99,10 +99,11 @@ typedef struct {
  * word (accepts). Lists are sorted by tile, so the node for tile t is at start +
  * popcount(children below t): O(1) lookups and loops over only the letters that can go
  * on a square. Two arrays, not one of pairs: the search reads children at every step and
- * accepts seldom, so the hot one is half the size (1 MB for TWL06: it stays in a core's
- * cache where the pairs did not). */
+ * accepts seldom, so the hot one is half the size, a quarter as 32-bit masks when the
+ * alphabet allows (0.5 MB for TWL06: it stays in a core's cache where the pairs did not). */
 typedef struct {
-    uint64_t *children;
+    uint64_t *children; /* NULL when narrow holds them */
+    uint32_t *narrow;   /* children for an alphabet of at most 31 letters (half the bytes again), else NULL */
     uint64_t *accepts;
 } ListMasks;
 
@@ -209,6 +210,7 @@ typedef struct {
 typedef struct {
     const uint32_t *nodes;
     const uint64_t *children, *accepts; /* ListMasks, indexed by list start (every one below the extent) */
+    const uint32_t *narrow;
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
@@ -294,7 +296,7 @@ static inline int32_t tile_points(const Rules *r, uint8_t cell) {
  * a node in a list reached before, so the KWG check's walk visited it: it lies below the
  * Generator's `extent` and needs no test here. */
 static inline uint64_t list_children(const Search *s, uint32_t list) {
-    return s->ctx.children[list];
+    return s->ctx.narrow ? s->ctx.narrow[list] : s->ctx.children[list];
 }
 
 /* The one child lookup: the index of the node for `tile` in the sibling list starting at

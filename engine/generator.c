@@ -18,7 +18,9 @@ static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
     if (self->anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
     free(self->owned_nodes);
-    free(self->masks.children); /* accepts lies in the same block */
+    free(self->masks.children);
+    free(self->masks.narrow);
+    free(self->masks.accepts);
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
@@ -92,19 +94,30 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     /* masks of the list starting at every node below the DAWG's extent, built backwards */
     self->extent = rep.extent;
-    self->masks.children = calloc(2 * ((size_t)self->extent + 1), sizeof *self->masks.children);
-    self->masks.accepts = self->masks.children ? self->masks.children + self->extent + 1 : NULL;
-    if (!self->masks.children) {
+    const size_t lists = (size_t)self->extent + 1;
+    const int narrow = r->alphabet <= 31;
+    self->masks.accepts = calloc(lists, sizeof *self->masks.accepts);
+    if (narrow)
+        self->masks.narrow = calloc(lists, sizeof *self->masks.narrow);
+    else
+        self->masks.children = calloc(lists, sizeof *self->masks.children);
+    if (!self->masks.accepts || !(self->masks.narrow || self->masks.children)) {
         PyErr_NoMemory();
         return -1;
     }
+    uint64_t children = 0, accepts = 0; /* of the list from node i + 1 on */
     for (uint32_t i = self->extent; i-- > 2;) {
         uint32_t node = self->nodes[i];
         unsigned tile = kwg_tile(node);
-        uint64_t bit = tile >= 1 && tile <= MAX_LETTERS ? (uint64_t)1 << tile : 0;
-        const int last = kwg_is_end(node);
-        self->masks.children[i] = (last ? 0 : self->masks.children[i + 1]) | bit;
-        self->masks.accepts[i] = (last ? 0 : self->masks.accepts[i + 1]) | (kwg_accepts(node) ? bit : 0);
+        uint64_t bit = tile >= 1 && tile <= (unsigned)r->alphabet ? (uint64_t)1 << tile : 0;
+        if (kwg_is_end(node)) children = accepts = 0;
+        children |= bit;
+        accepts |= kwg_accepts(node) ? bit : 0;
+        if (narrow)
+            self->masks.narrow[i] = (uint32_t)children;
+        else
+            self->masks.children[i] = children;
+        self->masks.accepts[i] = accepts;
     }
     if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
         build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||

@@ -800,6 +800,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
 void attach(Search *p, const Generator *g) {
     p->ctx.nodes = g->nodes;
     p->ctx.children = g->masks.children;
+    p->ctx.narrow = g->masks.narrow;
     p->ctx.accepts = g->masks.accepts;
     p->ctx.runs = g->runs;
     p->ctx.before = g->reach;

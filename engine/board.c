@@ -87,7 +87,7 @@ HOT_INLINE uint64_t vertical_cross(const Search *s, const Rules *r, int row, int
     for (int k = top; k <= bottom; k++)
         if (k != row) points += tile_points(r, s->pass.cells[k * s->pass.cols + col]);
     *score = points;
-    if (row == bottom) return s->ctx.accepts[list] & all;
+    if (row == bottom) return list_accepts(s, list) & all;
     uint64_t mask = 0, children = list_children(s, list), todo = children & letters;
     while (todo) {
         unsigned x = (unsigned)__builtin_ctzll(todo);

@@ -95,16 +95,23 @@ typedef struct {
     const float *best, *best_blank;
 } LeaveTable;
 
+/* A mask for each sibling-list start: 32-bit when the alphabet has at most 31 letters
+ * (half the bytes), else 64-bit; one of the two arrays is NULL. */
+typedef struct {
+    uint64_t *wide;
+    uint32_t *narrow;
+} MaskArray;
+
+static inline uint64_t mask_at(const MaskArray *m, uint32_t i) { return m->narrow ? m->narrow[i] : m->wide[i]; }
+
 /* Per sibling-list start: which tiles the list holds (children) and which of them end a
  * word (accepts). Lists are sorted by tile, so the node for tile t is at start +
  * popcount(children below t): O(1) lookups and loops over only the letters that can go
- * on a square. Two arrays, not one of pairs: the search reads children at every step and
- * accepts seldom, so the hot one is half the size, a quarter as 32-bit masks when the
- * alphabet allows (0.5 MB for TWL06: it stays in a core's cache where the pairs did not). */
+ * on a square. Arrays of their own rather than pairs, and narrow where they can be: the
+ * search reads children at every step, so the smaller their array the more of it stays
+ * in a core's cache (TWL06: 0.5 MB each, against 2 MB of pairs). */
 typedef struct {
-    uint64_t *children; /* NULL when narrow holds them */
-    uint32_t *narrow;   /* children for an alphabet of at most 31 letters (half the bytes again), else NULL */
-    uint64_t *accepts;
+    MaskArray children, accepts;
 } ListMasks;
 
 /* An anchor's shadow bounds by the length l of the left part from the rack (l = 0 also
@@ -209,8 +216,7 @@ typedef struct {
 /* What a search reads of its Generator, fixed for the Generator's life (attach). */
 typedef struct {
     const uint32_t *nodes;
-    const uint64_t *children, *accepts; /* ListMasks, indexed by list start (every one below the extent) */
-    const uint32_t *narrow;
+    ListMasks masks;                    /* indexed by list start (every one below the extent) */
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
@@ -296,7 +302,7 @@ static inline int32_t tile_points(const Rules *r, uint8_t cell) {
  * a node in a list reached before, so the KWG check's walk visited it: it lies below the
  * Generator's `extent` and needs no test here. */
 static inline uint64_t list_children(const Search *s, uint32_t list) {
-    return s->ctx.narrow ? s->ctx.narrow[list] : s->ctx.children[list];
+    return mask_at(&s->ctx.masks.children, list);
 }
 
 /* The one child lookup: the index of the node for `tile` in the sibling list starting at
@@ -306,6 +312,9 @@ static inline uint64_t list_children(const Search *s, uint32_t list) {
 static inline uint32_t child_at(uint32_t list, uint64_t children, unsigned tile) {
     return list + (uint32_t)__builtin_popcountll(children & (((uint64_t)1 << tile) - 1));
 }
+
+/* Which of those end a word there. */
+static inline uint64_t list_accepts(const Search *s, uint32_t list) { return mask_at(&s->ctx.masks.accepts, list); }
 
 /* Index of the node for `tile` in the sibling list starting at `list`, or 0. */
 static inline uint32_t child_node(const Search *s, uint32_t list, unsigned tile) {

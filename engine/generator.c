@@ -18,9 +18,10 @@ static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
     if (self->anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
     free(self->owned_nodes);
-    free(self->masks.children);
-    free(self->masks.narrow);
-    free(self->masks.accepts);
+    free(self->masks.children.wide);
+    free(self->masks.children.narrow);
+    free(self->masks.accepts.wide);
+    free(self->masks.accepts.narrow);
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
@@ -95,29 +96,31 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     /* masks of the list starting at every node below the DAWG's extent, built backwards */
     self->extent = rep.extent;
     const size_t lists = (size_t)self->extent + 1;
-    const int narrow = r->alphabet <= 31;
-    self->masks.accepts = calloc(lists, sizeof *self->masks.accepts);
-    if (narrow)
-        self->masks.narrow = calloc(lists, sizeof *self->masks.narrow);
-    else
-        self->masks.children = calloc(lists, sizeof *self->masks.children);
-    if (!self->masks.accepts || !(self->masks.narrow || self->masks.children)) {
-        PyErr_NoMemory();
-        return -1;
+    MaskArray *arrays[2] = {&self->masks.children, &self->masks.accepts};
+    for (int k = 0; k < 2; k++) {
+        if (r->alphabet <= 31)
+            arrays[k]->narrow = calloc(lists, sizeof *arrays[k]->narrow);
+        else
+            arrays[k]->wide = calloc(lists, sizeof *arrays[k]->wide);
+        if (!arrays[k]->narrow && !arrays[k]->wide) {
+            PyErr_NoMemory();
+            return -1;
+        }
     }
-    uint64_t children = 0, accepts = 0; /* of the list from node i + 1 on */
+    uint64_t mask[2] = {0, 0}; /* children and accepts of the list from node i on */
     for (uint32_t i = self->extent; i-- > 2;) {
         uint32_t node = self->nodes[i];
         unsigned tile = kwg_tile(node);
         uint64_t bit = tile >= 1 && tile <= (unsigned)r->alphabet ? (uint64_t)1 << tile : 0;
-        if (kwg_is_end(node)) children = accepts = 0;
-        children |= bit;
-        accepts |= kwg_accepts(node) ? bit : 0;
-        if (narrow)
-            self->masks.narrow[i] = (uint32_t)children;
-        else
-            self->masks.children[i] = children;
-        self->masks.accepts[i] = accepts;
+        if (kwg_is_end(node)) mask[0] = mask[1] = 0;
+        mask[0] |= bit;
+        mask[1] |= kwg_accepts(node) ? bit : 0;
+        for (int k = 0; k < 2; k++) {
+            if (arrays[k]->narrow)
+                arrays[k]->narrow[i] = (uint32_t)mask[k];
+            else
+                arrays[k]->wide[i] = mask[k];
+        }
     }
     if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
         build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||

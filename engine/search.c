@@ -349,7 +349,7 @@ static inline int goes_on(const Search *s, uint32_t list, uint64_t can, const ui
 /* Whether some letter of `can` (as for goes_on) ends a word on the anchor or goes on with
  * a letter of `then` (those the rack can put on the empty square after it; 0 if none). */
 static inline int ends_or_goes_on(const Search *s, uint32_t list, uint64_t can, uint64_t then) {
-    if (can & s->ctx.accepts[list]) return 1;
+    if (can & list_accepts(s, list)) return 1;
     if (!then) return 0;
     uint64_t children = list_children(s, list);
     for (uint64_t todo = can; todo; todo &= todo - 1) {
@@ -799,9 +799,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
 /* The lexicon's tables, for a search or a board prepared for one. */
 void attach(Search *p, const Generator *g) {
     p->ctx.nodes = g->nodes;
-    p->ctx.children = g->masks.children;
-    p->ctx.narrow = g->masks.narrow;
-    p->ctx.accepts = g->masks.accepts;
+    p->ctx.masks = g->masks;
     p->ctx.runs = g->runs;
     p->ctx.before = g->reach;
     p->ctx.root = kwg_arc(g->nodes[0]);

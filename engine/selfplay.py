@@ -9,6 +9,7 @@ end-of-game rack adjustment its [end] table gives. Each game can be written as G
 
 from __future__ import annotations
 
+import functools
 import operator
 import time
 from collections import Counter
@@ -120,15 +121,21 @@ class EndgamePlayer:
         return solver.solve_endgame(board, rack, other, budget_s=seconds).best
 
 
+@functools.lru_cache(maxsize=16)
+def _every_tile(rules: Ruleset) -> bytes:
+    """The ruleset's tiles, as tile numbers in alphabet order, blanks (0) last."""
+    return b"".join(
+        bytes((code,)) * rules.counts[ch] for code, ch in enumerate(rules.alphabet, 1)
+    ) + bytes(rules.blanks)
+
+
 class Bag:
     """The tiles not yet drawn, in a seeded random order (random.Random(seed).shuffle's,
     done in the C core); exchanged tiles go back at the bottom."""
 
     def __init__(self, rules: Ruleset, seed: int):
-        codes = b"".join(
-            bytes((code,)) * rules.counts[ch] for code, ch in enumerate(rules.alphabet, 1)
-        ) + bytes(rules.blanks)
-        self.order = shuffle_tiles(seed, codes)  # tile numbers, blank 0: what the C core draws
+        # tile numbers, blank 0: what the C core draws
+        self.order = shuffle_tiles(seed, _every_tile(rules))
         self._rules = rules
         self._left: list[str] | None = None  # as letters, once drawn from in Python
 
@@ -227,12 +234,8 @@ class Game:
 
 
 def _rack_text(rules: Ruleset, tiles: Counter[str]) -> str:
-    order = {ch: i for i, ch in enumerate(rules.alphabet)}
-    return "".join(sorted(tiles.elements(), key=lambda ch: order.get(ch, len(order))))
-
-
-def _rack_value(rules: Ruleset, tiles: Counter[str]) -> int:
-    return sum(rules.values.get(ch, 0) * n for ch, n in tiles.items())
+    order = rules.letter_index
+    return "".join(sorted(tiles.elements(), key=lambda ch: order.get(ch, len(order) + 1)))
 
 
 def play_game(
@@ -311,11 +314,12 @@ def play_game(
     game.plays_generated = (
         sum(getattr(pol, "plays_generated", 0) for pol in policies) - counted_before
     )
-    return _finish(game, racks, player, board)
+    return _finish(game, [_rack_text(rules, r) for r in racks], player, board)
 
 
-def _finish(game: Game, racks: list[Counter[str]], last: int, board: Board) -> Game:
-    """The end of the game, as the ruleset's [end] says: the player who went out (`last`
+def _finish(game: Game, racks: list[str], last: int, board: Board) -> Game:
+    """The end of the game, as the ruleset's [end] says (racks: what each player holds, as
+    rack text in alphabet order): the player who went out (`last`
     moved last) gains `going_out` times the others' tiles, and they lose their own when
     `stuck_loses_own`; after the scoreless turns each loses its own when
     `scoreless_loses_own`."""
@@ -323,14 +327,14 @@ def _finish(game: Game, racks: list[Counter[str]], last: int, board: Board) -> G
     end = rules.end
     game.adjustments = [0] * len(racks)
     for i, r in enumerate(racks):
-        value = _rack_value(rules, r)
+        value = sum(rules.values.get(ch, 0) for ch in r)
         if game.end == "out":
             game.adjustments[last] += end.going_out * value
             game.adjustments[i] -= value if end.stuck_loses_own else 0
         elif end.scoreless_loses_own:
             game.adjustments[i] -= value
     game.scores = [s + a for s, a in zip(game.scores, game.adjustments, strict=True)]
-    game.racks = [_rack_text(rules, r) for r in racks]
+    game.racks = list(racks)
     game.board = board
     return game
 
@@ -377,8 +381,7 @@ def _play_natively(solver: Solver, game: Game, bag: Bag, policies, budget) -> Ga
     game.turns = RecordedTurns(len(moves), lambda: _turns_of(generator, rules, moves, board))
     game.end = "out" if went_out else "scoreless"
     game.plays_generated = sum(m[5] for m in moves)
-    racks = [Counter(_counts_text(rules, r)) for r in left]
-    return _finish(game, racks, (len(moves) - 1) % 2, board)
+    return _finish(game, [_counts_text(rules, r) for r in left], (len(moves) - 1) % 2, board)
 
 
 def _turns_of(generator, rules: Ruleset, moves, board: Board) -> list[Turn]:

@@ -78,18 +78,30 @@ typedef struct {
  * sharing a beginning share its walk, and a leave without tile[d] goes on where the search
  * for it stopped (the later tiles are larger), so the rack's 2^7 leaves cost a few hundred
  * node reads rather than one walk from the root each. */
+static inline void leave_record(const LeaveWalk *w, const LeaveAt *h) {
+    const Klv *k = w->k;
+    float v = h->len && h->at >= 0 && (size_t)h->at < k->nvals ? k->values[h->at] : 0.0f;
+    w->table[h->key] = v;
+    if (w->best) {
+        int played = w->tiles - h->len;
+        if (v > w->best[played]) w->best[played] = v;
+        if (h->blank_played && v > w->best_blank[played]) w->best_blank[played] = v;
+    }
+}
+
+static void leave_walk(const LeaveWalk *w, int d, LeaveAt h);
+
+/* leave_walk's next step: the leaves from tile[d] on, or the one leave `h` is when no
+ * tile is left (recorded here: half the walk's steps are those, spared a call each). */
+static inline void leave_next(const LeaveWalk *w, int d, const LeaveAt *h) {
+    if (d == w->distinct)
+        leave_record(w, h);
+    else
+        leave_walk(w, d, *h);
+}
+
 static void leave_walk(const LeaveWalk *w, int d, LeaveAt h) {
     const Klv *k = w->k;
-    if (d == w->distinct) {
-        float v = h.len && h.at >= 0 && (size_t)h.at < k->nvals ? k->values[h.at] : 0.0f;
-        w->table[h.key] = v;
-        if (w->best) {
-            int played = w->tiles - h.len;
-            if (v > w->best[played]) w->best[played] = v;
-            if (h.blank_played && v > w->best_blank[played]) w->best_blank[played] = v;
-        }
-        return;
-    }
     const unsigned t = w->tile[d];
     const int have = w->have[t];
     uint32_t i = klv_seek(k, h.from, t, &h.idx);
@@ -97,7 +109,7 @@ static void leave_walk(const LeaveWalk *w, int d, LeaveAt h) {
     none.key += (size_t)have * w->steps[t];
     none.from = i;
     none.blank_played |= t == 0;
-    leave_walk(w, d + 1, none);
+    leave_next(w, d + 1, &none);
     if (i && kwg_tile(k->nodes[i]) != t) i = 0;
     for (int kept = 1; kept <= have; kept++) {
         if (kept > 1 && i) i = klv_child(k, i, t, &h.idx);
@@ -114,7 +126,7 @@ static void leave_walk(const LeaveWalk *w, int d, LeaveAt h) {
         next.len += kept;
         next.from = i;
         next.blank_played |= t == 0 && kept < have;
-        leave_walk(w, d + 1, next);
+        leave_next(w, d + 1, &next);
     }
 }
 
@@ -138,7 +150,8 @@ size_t leave_fill(const Klv *k, const uint8_t have[MAX_LETTERS + 1],
     for (int d = 0; d < nd; d++) tiles += have[distinct[d]];
     for (int n = 0; best && n <= MAX_RACK; n++) best[n] = best_blank[n] = -INFINITY;
     const LeaveWalk w = {k, have, distinct, nd, tiles, steps, table, best, best_blank};
-    leave_walk(&w, 0, (LeaveAt){0, 0, 0, k->n ? kwg_arc(k->nodes[0]) : 0, 0, -1});
+    const LeaveAt root = {0, 0, 0, k->n ? kwg_arc(k->nodes[0]) : 0, 0, -1};
+    leave_next(&w, 0, &root);
     return radix;
 }
 

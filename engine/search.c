@@ -301,20 +301,21 @@ static inline LeftPart left_part_at(const Search *s, uint32_t list, uint8_t tile
 }
 
 /* The prefixes extending left part `at` by one rack tile, added as its children in the
- * order LeftPart's recursion tries them (letter order, a blank after the letter). `count`
- * holds what `at` leaves of the rack, by tile. Returns -1 when memory is out. */
+ * order LeftPart's recursion tries them: the rack's letters in letter order, then the
+ * blank as each letter in letter order (so that once no play with a blank could rank,
+ * the rest of the list is skipped at once). `count` holds what `at` leaves of the rack,
+ * by tile. Returns -1 when memory is out. */
 static int expand_left_part(const Search *s, LeftParts *t, uint32_t at, const uint8_t *count) {
     const LeftPart e = t->items[at];
-    uint64_t children = list_children(s, e.list), todo = e.follow;
+    uint64_t children = list_children(s, e.list);
     uint32_t prev = 0;
     t->items[at].expanded = 1;
-    while (todo) {
-        unsigned x = (unsigned)__builtin_ctzll(todo);
-        todo &= todo - 1;
-        uint32_t child = kwg_arc(s->ctx.nodes[child_at(e.list, children, x)]);
-        if (!child) continue; /* a word nothing follows: no left part goes on from it */
-        for (int blank = 0; blank < 2; blank++) {
-            if (!count[blank ? 0 : x]) continue;
+    for (int blank = 0; blank < 2; blank++) {
+        if (blank && !count[0]) break;
+        for (uint64_t todo = blank ? e.follow : e.follow & e.have; todo; todo &= todo - 1) {
+            unsigned x = (unsigned)__builtin_ctzll(todo);
+            uint32_t child = kwg_arc(s->ctx.nodes[child_at(e.list, children, x)]);
+            if (!child || !count[blank ? 0 : x]) continue; /* !child: a word nothing follows */
             if (t->count == t->capacity && grow_left_parts(t) < 0) return -1;
             uint32_t i = (uint32_t)t->count++;
             uint64_t have = blank || count[x] > 1 ? e.have : e.have & ~((uint64_t)1 << x);
@@ -590,9 +591,9 @@ static void left_part(Search *s, int room) {
             }
         }
         for (;;) {
-            while (has_blank && go && (t->items[go].tile & BLANK_FLAG) && !(ranks.blanks >> level & 1)) {
-                out->pruned = 1; /* nor any longer left part using the blank */
-                go = t->items[go].next;
+            if (has_blank && go && (t->items[go].tile & BLANK_FLAG) && !(ranks.blanks >> level & 1)) {
+                out->pruned = 1; /* nor any longer left part using the blank: the rest of the list */
+                go = 0;
             }
             if (go || --level == 0) break;
             at = path[level]; /* the prefix at `level` is done */
@@ -648,15 +649,23 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
     }
 }
 
+/* A tile's place in the order the walk tries tiles: left of the anchor the rack's letters
+ * in order, then the blank as each letter (expand_left_part); from the anchor rightwards
+ * each letter, then the blank as that letter (extend_right). 0 is the mark between. */
+static inline unsigned walk_digit(unsigned tile, int left) {
+    if (!tile) return 0;
+    const unsigned letter = tile & TILE_MASK, blank = (tile & BLANK_FLAG) != 0;
+    return left ? 1 + letter + blank * (TILE_MASK + 1) : 2 * letter + blank + 1;
+}
+
 /* The order the search finds bingos of one anchor in: LeftPart's prefixes before those
- * extending them, letters in order (a blank after its letter), then ExtendRight's tiles
- * the same way. Compared as the left tiles, a mark, then the right tiles. */
+ * extending them, then ExtendRight's tiles, each side in its own order (walk_digit).
+ * Compared as the left tiles, a mark, then the right tiles: at each position both plays
+ * are on the same side of their marks until one of them is at its mark. */
 static int bingo_before(const BingoPlay *a, const BingoPlay *b, int tiles) {
     for (int i = 0; i <= tiles; i++) {
-        unsigned x = i < a->left ? a->tile[i] : i == a->left ? 0 : a->tile[i - 1];
-        unsigned y = i < b->left ? b->tile[i] : i == b->left ? 0 : b->tile[i - 1];
-        x = x ? 2 * (x & TILE_MASK) + (x >> 7) + 1 : 0;
-        y = y ? 2 * (y & TILE_MASK) + (y >> 7) + 1 : 0;
+        unsigned x = walk_digit(i < a->left ? a->tile[i] : i == a->left ? 0 : a->tile[i - 1], i < a->left);
+        unsigned y = walk_digit(i < b->left ? b->tile[i] : i == b->left ? 0 : b->tile[i - 1], i < b->left);
         if (x != y) return x < y;
     }
     return 0;

@@ -68,11 +68,15 @@ def main() -> None:
             ours[players].append(anchor_rate(solver, leaves, args.games, players, 1 + r))
             if folder is not None:
                 theirs[players].append(magpie_rate(folder, args.games, players, 1 + r))
-    print("players   Anchor games/s  MAGPIE games/s  Anchor / MAGPIE (rate)")
+    print("players   Anchor games/s  MAGPIE games/s  Anchor / MAGPIE (rate)  round by round")
     for players in PLAYERS:
         mine = statistics.median(ours[players])
         them = statistics.median(theirs[players]) if theirs[players] else None
-        other = f"{them:>14.1f}  {mine / them:>8.2f}" if them else "-"
+        other = "-"
+        if them:
+            rounds = [a / b for a, b in zip(ours[players], theirs[players], strict=True)]
+            q1, mid, q3 = statistics.quantiles(rounds, n=4) if len(rounds) > 1 else [rounds[0]] * 3
+            other = f"{them:>14.1f}  {mine / them:>8.2f}  {' ' * 14}{mid:.2f} ({q1:.2f} - {q3:.2f})"
         print(f"{players:<8} {mine:>15.1f}  {other}")
 
 

@@ -129,6 +129,10 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
+    if (self->anagrams.slots && anagrams_filter(&self->anagrams) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
 #ifdef __GLIBC__
     /* The tables grew by doubling, and the built set may have been dropped for the file's:
      * give back the heap that left free, or every worker carries it for its life

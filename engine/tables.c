@@ -100,7 +100,22 @@ static int anagram_add_word(Anagrams *a, uint64_t key, const unsigned *tile, int
     return 0;
 }
 
+/* The set's filter (Anagrams.filter), from its slots: -1 when memory is out. */
+int anagrams_filter(Anagrams *a) {
+    free(a->filter);
+    a->filter = calloc((size_t)1 << (ANAGRAM_FILTER_BITS - 6), sizeof *a->filter);
+    if (!a->filter) return -1;
+    for (size_t i = 0; i <= a->mask; i++)
+        if (a->slots[i]) {
+            const uint64_t bit = anagram_filter_bit(a->slots[i]);
+            a->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
+        }
+    return 0;
+}
+
 void anagrams_free(Anagrams *a) {
+    free(a->filter);
+    a->filter = NULL;
     if (a->borrowed) {
         memset(a, 0, sizeof *a);
         return;

@@ -112,6 +112,7 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     TAKE(tiles, h.tiles);
 #undef TAKE
     view->borrowed = 1;
+    view->filter = NULL; /* the built set's own, freed with it: the Generator makes the view its own */
     view->word_cap = view->words;
     view->tile_cap = view->tiles_used;
     return NULL;

@@ -1,10 +1,11 @@
 /*
- * anchor.engine._movegen: a self-played game's bag, shuffled as Python's random.Random(seed)
- * .shuffle shuffles it, tile for tile, without the ~30 us of Python a game spent on it:
- * the Mersenne Twister (MT19937) seeded by init_by_array from the seed's 32-bit words, as
- * CPython's random_seed does for an int, and shuffle's Fisher-Yates with _randbelow's
- * rejection of getrandbits(n.bit_length()). engine/selfplay.py's Bag uses it; a test holds
- * it equal to random.Random on many seeds.
+ * anchor.engine._movegen: tiles shuffled as Python's random.Random(seed).shuffle shuffles
+ * them, tile for tile, without the ~30 us of Python a shuffle cost: the Mersenne Twister
+ * (MT19937) seeded by init_by_array from the seed's 32-bit words, as CPython's random_seed
+ * does, and shuffle's Fisher-Yates with _randbelow's rejection of getrandbits(n.bit_length()).
+ * engine/seeding.py turns a seed (an int, or a text as Random hashes it) into those words;
+ * a self-played game's bag and each simulation iteration's tiles are shuffled here, and a
+ * test holds it equal to random.Random on many seeds of both kinds.
  */
 #include "core.h"
 

@@ -69,6 +69,91 @@ static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
 }
 
 
+/* rack_parts_init's walk over the rack's parts: each distinct tile d in turn taken 0 to
+ * count[d] times, the part's size, leave key and letter codes kept as it goes. */
+typedef struct {
+    RackParts *p;
+    const LeaveTable *leaves;
+    const uint64_t *code;
+    const uint8_t *tile, *count;
+    int distinct;
+} PartWalk;
+
+static void parts_from(const PartWalk *w, int d, int k, size_t key, uint64_t codes, int blank) {
+    if (d == w->distinct) {
+        RackParts *p = w->p;
+        const int j = p->n[k]++;
+        p->leave[k][j] = key < w->leaves->keys ? w->leaves->value[key] : 0.0f; /* as emit() reads it */
+        p->codes[k][j] = codes;
+        p->blank[k][j] = (uint8_t)blank;
+        return;
+    }
+    const unsigned t = w->tile[d];
+    const size_t step = w->leaves->key_step[t];
+    for (int c = 0; c <= w->count[t]; c++)
+        parts_from(w, d + 1, k + c, key + (size_t)c * step, codes + (uint64_t)c * w->code[t], blank || (t == 0 && c));
+}
+
+/* The parts of `rack` (counts) for refine_leave; -1, having done nothing useful, when the
+ * rack has more than PART_RACK tiles (their bounds then keep every part's leave). */
+int rack_parts_init(RackParts *p, const Rules *r, const uint64_t *code, const uint8_t *rack, const LeaveTable *leaves) {
+    int tiles = 0;
+    for (int t = 0; t <= r->alphabet; t++) tiles += rack[t];
+    if (tiles > PART_RACK) return -1;
+    memset(p->n, 0, sizeof p->n);
+    memset(p->sorted, 0, sizeof p->sorted);
+    for (int i = 0; i < 1 << PART_ANSWER_BITS; i++) p->asked[i].k = -1;
+    uint8_t tile[MAX_RACK];
+    const PartWalk w = {p, leaves, code, tile, rack, rack_distinct(r, rack, tile)};
+    parts_from(&w, 0, 0, 0, 0, 0);
+    return 0;
+}
+
+/* The parts of k tiles, best leave first. */
+static void parts_sort(RackParts *p, int k) {
+    for (int i = 1; i < p->n[k]; i++) {
+        const float v = p->leave[k][i];
+        const uint64_t c = p->codes[k][i];
+        const uint8_t b = p->blank[k][i];
+        int j = i;
+        for (; j > 0 && p->leave[k][j - 1] < v; j--) {
+            p->leave[k][j] = p->leave[k][j - 1];
+            p->codes[k][j] = p->codes[k][j - 1];
+            p->blank[k][j] = p->blank[k][j - 1];
+        }
+        p->leave[k][j] = v;
+        p->codes[k][j] = c;
+        p->blank[k][j] = b;
+    }
+    p->sorted[k] = 1;
+}
+
+/* refine_leave when the answer is not remembered: the parts of k tiles, best leave first,
+ * until one spells a word with the board letters (one with a blank counts as one). */
+static __attribute__((noinline)) float refine_leave_ask(RackParts *p, const WordKeys *words, uint64_t with, int k, int slot) {
+    if (!p->sorted[k]) parts_sort(p, k);
+    float v = -INFINITY;
+    for (int i = 0; i < p->n[k]; i++)
+        if (p->blank[k][i] || word_keys_has(words, p->codes[k][i] + with)) {
+            v = p->leave[k][i];
+            break;
+        }
+    p->asked[slot].with = with;
+    p->asked[slot].k = k;
+    p->asked[slot].leave = v;
+    return v;
+}
+
+/* The best leave of the plays putting down k rack tiles whose main word has board letters
+ * with codes `with`: the tiles with those letters spell a word, so the part they are is
+ * one whose letters do (by the word-key filter); -inf when no part of k tiles does. */
+static inline float refine_leave(const Search *s, uint64_t with, int k) {
+    RackParts *p = s->parts;
+    const int slot = (int)(((with + (uint64_t)k) * 0x9E3779B97F4A7C15ull) >> (64 - PART_ANSWER_BITS));
+    if (p->asked[slot].k == k && p->asked[slot].with == with) return p->asked[slot].leave;
+    return refine_leave_ask(p, s->ctx.words, with, k, slot);
+}
+
 /* A square a play may fill, as the shadow bound sees it. */
 typedef struct {
     int32_t lm, wm;
@@ -343,6 +428,13 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
                     b->bingo = max_bound(b->bingo, any);
                     exact = 1;
                 }
+            }
+            /* by equity: the leave is of a part that spells a word there (a span needing a
+             * blank has only parts with one, whose leaves blank_leave already bounds) */
+            if (s->parts && !exact && !blank_only[r]) {
+                const float leave = refine_leave(s, codes_upto[r], l + r);
+                if (leave == -INFINITY) continue;
+                if (leave < s->best_leave[l + r]) any -= s->best_leave[l + r] - leave;
             }
             if (!exact) b->other = max_bound(b->other, any);
             b->any[l] = max_bound(b->any[l], any);

@@ -200,6 +200,44 @@ typedef struct {
 
 void anagrams_free(Anagrams *a);
 
+/* Every word of the lexicon by its letters' key (Anagrams.code sums), as a filter: whether
+ * some part of the rack spells a word with given board letters. Two bits of one 64-bit word
+ * per key (a blocked Bloom filter of WORD_KEY_BITS bits, 256 KiB): for TWL06 about 2% of
+ * keys no word has are taken for words, which only leaves a bound where it was, so the
+ * filter needs no slots behind it. Built once per Generator (build_word_keys). */
+typedef struct {
+    uint64_t *bits; /* NULL: none */
+} WordKeys;
+
+static inline uint64_t word_key_mask(uint64_t key, size_t *word) {
+    const uint64_t h = key * 0xD6E8FEB86659FD93ull;
+    *word = (size_t)(h >> (64 - (WORD_KEY_BITS - 6)));
+    return ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
+}
+
+static inline int word_keys_has(const WordKeys *k, uint64_t key) {
+    size_t word;
+    const uint64_t m = word_key_mask(key, &word);
+    return (k->bits[word] & m) == m;
+}
+
+/* The rack's parts (sub-multisets) by size k, each with the leave value of the rest and
+ * its letters' codes, for refine_leave: the parts of one size are sorted, best leave first,
+ * when that size is first asked about. Its answers are remembered by (board letters, k),
+ * direct-mapped. Built per search by equity with a limit (rack_parts_init; ~9 KiB). */
+typedef struct {
+    int n[PART_RACK + 1];
+    uint8_t sorted[PART_RACK + 1];
+    float leave[PART_RACK + 1][PART_MOST];
+    uint64_t codes[PART_RACK + 1][PART_MOST];
+    uint8_t blank[PART_RACK + 1][PART_MOST]; /* the part holds a blank */
+    struct {
+        uint64_t with;
+        int k; /* -1: empty */
+        float leave;
+    } asked[1 << PART_ANSWER_BITS];
+} RackParts;
+
 /* What the search knows of the rack's bingos, shared by both passes (the rack is whole
  * whenever bounds are taken, so one answer per set of board letters serves the whole
  * search): the answers last asked, by the board letters' codes, direct-mapped. */
@@ -221,6 +259,7 @@ typedef struct {
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
+    const WordKeys *words;              /* every word's letters, or NULL (needs anagrams' codes) */
     uint32_t root;
     uint32_t gaddag;                    /* GADDAG root list, when the file has one that covers the DAWG; else 0 */
     const Rules *rules;
@@ -247,6 +286,7 @@ typedef struct {
     Context ctx;
     Pass pass;
     Bingos *bingos;                     /* shared by the two passes */
+    RackParts *parts;                   /* shared too; NULL: the bounds take every part's leave */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
@@ -382,6 +422,7 @@ typedef struct {
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
+    WordKeys words;    /* every word by its letters (build_word_keys); no bits: none */
     Py_buffer anagram_file; /* held while the set's arrays lie in it (anagrams.borrowed) */
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
@@ -486,6 +527,7 @@ static inline int resize(void **array, size_t cap, size_t size) {
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);
 int anagrams_filter(Anagrams *a);
+int build_word_keys(const uint32_t *nodes, uint32_t extent, int a, const uint64_t *code, WordKeys *out);
 
 /* anagram_file.c: the bingo words as a file every worker maps */
 PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack);
@@ -506,6 +548,7 @@ int pass_equal(const Pass *a, const Pass *b);
 /* bounds.c: what a search cannot beat, found before searching */
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);
 int rack_spells(const Search *s, uint64_t with, int board_tiles);
+int rack_parts_init(RackParts *p, const Rules *r, const uint64_t *code, const uint8_t *rack, const LeaveTable *leaves);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
 int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1]);

@@ -25,6 +25,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
+    free(self->words.bits);
     free(self->prepared);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -129,6 +130,11 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
+    if (self->anagrams.slots &&
+        build_word_keys(self->nodes, self->extent, r->alphabet, self->anagrams.code, &self->words) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
     if (self->anagrams.slots && anagrams_filter(&self->anagrams) < 0) {
         PyErr_NoMemory();
         return -1;

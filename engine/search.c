@@ -845,6 +845,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         Search *p = &s[dir];
         attach(p, g);
         p->ctx.anagrams = anagrams;
+        p->ctx.words = anagrams && g->words.bits ? &g->words : NULL;
         p->bingos = bingos;
         memcpy(p->rack, rack, (size_t)r->alphabet + 1);
         memset(p->rack + r->alphabet + 1, 0, sizeof p->rack - (size_t)r->alphabet - 1);
@@ -868,6 +869,12 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         if ((mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
     bingos->alone = rack_spells(&s[0], 0, 0);
+    /* by equity with a limit, the bounds keep only the leaves of parts that spell words */
+    RackParts parts[1];
+    s[0].parts = s[1].parts = NULL;
+    if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all &&
+        rack_parts_init(parts, r, anagrams->code, rack, a->leaves) == 0)
+        s[0].parts = s[1].parts = parts;
     if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
     if (a->limit == 0 && !a->count_all) {
         buf->pruned = 1; /* nothing wanted, nothing searched */

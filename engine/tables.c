@@ -225,6 +225,38 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
     return 0;
 }
 
+/* build_word_keys' walk: each prefix's key from its parent's, every word's put in. */
+typedef struct {
+    WordKeys *set;
+    const uint64_t *code;
+    uint64_t key[MAX_SIDE + 1]; /* key[d]: the codes of the prefix's first d letters */
+} WordKeyWalk;
+
+static int word_key_visit(void *ctx, const unsigned *tile, int len, uint32_t node) {
+    WordKeyWalk *w = ctx;
+    w->key[len] = w->key[len - 1] + w->code[tile[len - 1]];
+    if (kwg_accepts(node)) {
+        size_t word;
+        const uint64_t m = word_key_mask(w->key[len], &word);
+        w->set->bits[word] |= m;
+    }
+    return 0;
+}
+
+/* Every word of the DAWG by its letters (WordKeys), `code` the letters' codes; none (bits
+ * NULL) when the graph takes more than RUN_STEPS steps a node to walk. Returns -1 when
+ * memory is out. */
+int build_word_keys(const uint32_t *nodes, uint32_t extent, int a, const uint64_t *code, WordKeys *out) {
+    out->bits = calloc((size_t)1 << (WORD_KEY_BITS - 6), sizeof *out->bits);
+    if (!out->bits) return -1;
+    WordKeyWalk w = {.set = out, .code = code};
+    if (walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, word_key_visit, &w)) {
+        free(out->bits);
+        out->bits = NULL;
+    }
+    return 0;
+}
+
 static inline void set_run(uint8_t *runs, int a, const unsigned *tile, int n) {
     size_t at = run_index(a, tile, n);
     runs[at >> 3] |= (uint8_t)(1u << (at & 7));

@@ -82,10 +82,7 @@ typedef struct {
 static void parts_from(const PartWalk *w, int d, int k, size_t key, uint64_t codes, int blank) {
     if (d == w->distinct) {
         RackParts *p = w->p;
-        const int j = p->n[k]++;
-        p->leave[k][j] = key < w->leaves->keys ? w->leaves->value[key] : 0.0f; /* as emit() reads it */
-        p->codes[k][j] = codes;
-        p->blank[k][j] = (uint8_t)blank;
+        p->part[k][p->n[k]++] = (RackPart){codes, key < w->leaves->keys ? w->leaves->value[key] : 0.0f, blank}; /* the leave as emit() reads it */
         return;
     }
     const unsigned t = w->tile[d];
@@ -111,19 +108,12 @@ int rack_parts_init(RackParts *p, const Rules *r, const uint64_t *code, const ui
 
 /* The parts of k tiles, best leave first. */
 static void parts_sort(RackParts *p, int k) {
+    RackPart *a = p->part[k];
     for (int i = 1; i < p->n[k]; i++) {
-        const float v = p->leave[k][i];
-        const uint64_t c = p->codes[k][i];
-        const uint8_t b = p->blank[k][i];
+        const RackPart x = a[i];
         int j = i;
-        for (; j > 0 && p->leave[k][j - 1] < v; j--) {
-            p->leave[k][j] = p->leave[k][j - 1];
-            p->codes[k][j] = p->codes[k][j - 1];
-            p->blank[k][j] = p->blank[k][j - 1];
-        }
-        p->leave[k][j] = v;
-        p->codes[k][j] = c;
-        p->blank[k][j] = b;
+        for (; j > 0 && a[j - 1].leave < x.leave; j--) a[j] = a[j - 1];
+        a[j] = x;
     }
     p->sorted[k] = 1;
 }
@@ -133,9 +123,9 @@ static void parts_sort(RackParts *p, int k) {
 static __attribute__((noinline)) float refine_leave_ask(RackParts *p, const WordKeys *words, uint64_t with, int k, int slot) {
     if (!p->sorted[k]) parts_sort(p, k);
     float v = -INFINITY;
-    for (int i = 0; i < p->n[k]; i++)
-        if (p->blank[k][i] || word_keys_has(words, p->codes[k][i] + with)) {
-            v = p->leave[k][i];
+    for (const RackPart *a = p->part[k], *end = a + p->n[k]; a < end; a++)
+        if (a->blank || word_keys_has(words, a->codes + with)) {
+            v = a->leave;
             break;
         }
     p->asked[slot].with = with;

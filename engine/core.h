@@ -226,11 +226,15 @@ static inline int word_keys_has(const WordKeys *k, uint64_t key) {
  * when that size is first asked about. Its answers are remembered by (board letters, k),
  * direct-mapped. Built per search by equity with a limit (rack_parts_init; ~9 KiB). */
 typedef struct {
+    uint64_t codes;
+    float leave;
+    int blank; /* the part holds a blank */
+} RackPart;
+
+typedef struct {
     int n[PART_RACK + 1];
     uint8_t sorted[PART_RACK + 1];
-    float leave[PART_RACK + 1][PART_MOST];
-    uint64_t codes[PART_RACK + 1][PART_MOST];
-    uint8_t blank[PART_RACK + 1][PART_MOST]; /* the part holds a blank */
+    RackPart part[PART_RACK + 1][PART_MOST];
     struct {
         uint64_t with;
         int k; /* -1: empty */

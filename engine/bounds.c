@@ -69,41 +69,49 @@ static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
 }
 
 
-/* rack_parts_init's walk over the rack's parts: each distinct tile d in turn taken 0 to
- * count[d] times, the part's size, leave key and letter codes kept as it goes. */
-typedef struct {
-    RackParts *p;
-    const LeaveTable *leaves;
-    const uint64_t *code;
-    const uint8_t *tile, *count;
-    int distinct;
-} PartWalk;
-
-static void parts_from(const PartWalk *w, int d, int k, size_t key, uint64_t codes, int blank) {
-    if (d == w->distinct) {
-        RackParts *p = w->p;
-        p->part[k][p->n[k]++] = (RackPart){codes, key < w->leaves->keys ? w->leaves->value[key] : 0.0f, blank}; /* the leave as emit() reads it */
-        return;
-    }
-    const unsigned t = w->tile[d];
-    const size_t step = w->leaves->key_step[t];
-    for (int c = 0; c <= w->count[t]; c++)
-        parts_from(w, d + 1, k + c, key + (size_t)c * step, codes + (uint64_t)c * w->code[t], blank || (t == 0 && c));
-}
-
-/* The parts of `rack` (counts) for refine_leave; -1, having done nothing useful, when the
- * rack has more than PART_RACK tiles (their bounds then keep every part's leave). */
-int rack_parts_init(RackParts *p, const Rules *r, const uint64_t *code, const uint8_t *rack, const LeaveTable *leaves) {
+/* The parts of `rack` (counts) for refine_leave, listed when first asked about; -1, and
+ * none, when the rack has more than PART_RACK tiles or two blanks (their bounds then keep
+ * every part's leave). */
+int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves) {
     int tiles = 0;
     for (int t = 0; t <= r->alphabet; t++) tiles += rack[t];
-    if (tiles > PART_RACK) return -1;
+    if (tiles > PART_RACK || rack[0] > 1) return -1; /* two blanks: nearly every part spells one */
+    p->ready = 0;
+    p->rack = rack;
+    p->leaves = leaves;
+    return 0;
+}
+
+/* Every part of the rack (rack_parts_init) by size, counted like an odometer over its
+ * distinct tiles (tile[d] taken 0 to rack[tile[d]] times), each step updating the part's
+ * size, leave key and letter codes rather than summing them again. */
+static void rack_parts_list(RackParts *p, const Rules *r, const uint64_t *code) {
+    const LeaveTable *leaves = p->leaves;
     memset(p->n, 0, sizeof p->n);
     memset(p->sorted, 0, sizeof p->sorted);
     for (int i = 0; i < 1 << PART_ANSWER_BITS; i++) p->asked[i].k = -1;
-    uint8_t tile[MAX_RACK];
-    const PartWalk w = {p, leaves, code, tile, rack, rack_distinct(r, rack, tile)};
-    parts_from(&w, 0, 0, 0, 0, 0);
-    return 0;
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    const int distinct = rack_distinct(r, p->rack, tile);
+    int k = 0;
+    size_t key = 0;
+    uint64_t codes = 0;
+    for (;;) {
+        const int blank = tile[0] == 0 && used[0];
+        p->part[k][p->n[k]++] = (RackPart){codes, key < leaves->keys ? leaves->value[key] : 0.0f, blank}; /* the leave as emit() reads it */
+        int d = 0;
+        for (; d < distinct && used[d] == p->rack[tile[d]]; d++) { /* back to none of tile[d] */
+            k -= used[d];
+            key -= (size_t)used[d] * leaves->key_step[tile[d]];
+            codes -= used[d] * code[tile[d]];
+            used[d] = 0;
+        }
+        if (d == distinct) break;
+        used[d]++;
+        k++;
+        key += leaves->key_step[tile[d]];
+        codes += code[tile[d]];
+    }
+    p->ready = 1;
 }
 
 /* The parts of k tiles, best leave first. */
@@ -120,7 +128,10 @@ static void parts_sort(RackParts *p, int k) {
 
 /* refine_leave when the answer is not remembered: the parts of k tiles, best leave first,
  * until one spells a word with the board letters (one with a blank counts as one). */
-static __attribute__((noinline)) float refine_leave_ask(RackParts *p, const WordKeys *words, uint64_t with, int k, int slot) {
+static __attribute__((noinline)) float refine_leave_ask(const Search *s, uint64_t with, int k, int slot) {
+    RackParts *p = s->parts;
+    const WordKeys *words = s->ctx.words;
+    if (!p->ready) rack_parts_list(p, s->ctx.rules, s->ctx.anagrams->code);
     if (!p->sorted[k]) parts_sort(p, k);
     float v = -INFINITY;
     for (const RackPart *a = p->part[k], *end = a + p->n[k]; a < end; a++)
@@ -140,8 +151,8 @@ static __attribute__((noinline)) float refine_leave_ask(RackParts *p, const Word
 static inline float refine_leave(const Search *s, uint64_t with, int k) {
     RackParts *p = s->parts;
     const int slot = (int)(((with + (uint64_t)k) * 0x9E3779B97F4A7C15ull) >> (64 - PART_ANSWER_BITS));
-    if (p->asked[slot].k == k && p->asked[slot].with == with) return p->asked[slot].leave;
-    return refine_leave_ask(p, s->ctx.words, with, k, slot);
+    if (p->ready && p->asked[slot].k == k && p->asked[slot].with == with) return p->asked[slot].leave;
+    return refine_leave_ask(s, with, k, slot);
 }
 
 /* A square a play may fill, as the shadow bound sees it. */
@@ -375,10 +386,13 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     left_upto[right] = most_left;
     codes_upto[right] = codes;
     float top = -INFINITY;
-    b->bingo = b->other = -INFINITY;
+    b->bingo = b->other = b->fixed_other = -INFINITY;
+    SpanBounds *kept = s->spans;
+    b->first = kept ? kept->count : 0;
+    b->room = room;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
-        b->any[l] = b->blank[l] = -INFINITY;
+        b->any[l] = b->blank[l] = b->fixed[l] = -INFINITY;
         /* spans of l left squares and r right ones. By score the longest that can hold a
          * play bounds the shorter ones; by equity each length has its own best leave (and
          * only the rack's length its bingo): every r, shortest first, each growing the last */
@@ -419,12 +433,14 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
                     exact = 1;
                 }
             }
-            /* by equity: the leave is of a part that spells a word there (a span needing a
-             * blank has only parts with one, whose leaves blank_leave already bounds) */
-            if (s->parts && !exact && !blank_only[r]) {
-                const float leave = refine_leave(s, codes_upto[r], l + r);
-                if (leave == -INFINITY) continue;
-                if (leave < s->best_leave[l + r]) any -= s->best_leave[l + r] - leave;
+            if (kept && !exact && !blank_only[r] && l + r >= PART_LEAST) {
+                if (kept->count < kept->capacity)
+                    kept->items[kept->count++] = (SpanBound){codes_upto[r], any, (uint8_t)l, (uint8_t)(l + r)};
+                else
+                    kept = NULL; /* no room left: this anchor keeps none */
+            } else {
+                b->fixed[l] = max_bound(b->fixed[l], any);
+                if (!exact) b->fixed_other = max_bound(b->fixed_other, any);
             }
             if (!exact) b->other = max_bound(b->other, any);
             b->any[l] = max_bound(b->any[l], any);
@@ -432,6 +448,37 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             if (!s->leaves) break;
         }
         if (b->any[l] > top) top = b->any[l];
+    }
+    b->spans = kept ? kept->count - b->first : 0;
+    if (!kept && s->spans) s->spans->count = b->first;
+    return top;
+}
+
+/* An anchor's bounds again from its kept spans (anchor_bound), each that could beat
+ * `threshold` keeping only the leaves of the rack's parts that spell a word there
+ * (refine_leave): the k tiles a play puts down spell its main word with the span's board
+ * letters, so the part they are is such a part, and a span with none holds no play. (A span
+ * needing a blank has only parts with one, which count as spelling one.) The bounds of
+ * plays with a blank only come down to the new ones. Returns the anchor's new bound. */
+float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
+    float any[MAX_RACK + 1];
+    for (int l = 0; l <= b->room; l++) any[l] = b->fixed[l];
+    b->other = b->fixed_other;
+    float top = -INFINITY;
+    for (const SpanBound *p = s->spans->items + b->first, *end = p + b->spans; p < end; p++) {
+        float v = p->any;
+        if (v > threshold) {
+            const float leave = refine_leave(s, p->with, p->k);
+            if (leave == -INFINITY) continue;
+            if (leave < s->best_leave[p->k]) v -= s->best_leave[p->k] - leave;
+        }
+        b->other = max_bound(b->other, v);
+        any[p->l] = max_bound(any[p->l], v);
+    }
+    for (int l = 0; l <= b->room; l++) {
+        b->any[l] = any[l];
+        if (b->blank[l] > any[l]) b->blank[l] = any[l];
+        top = max_bound(top, any[l]);
     }
     return top;
 }

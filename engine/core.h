@@ -122,7 +122,26 @@ typedef struct {
     float blank[MAX_RACK + 1];
     float bingo; /* the best bingo placed at this anchor, exactly (by equity); -inf: none */
     float other; /* the bound of every other play at this anchor */
+    uint32_t first, spans; /* its spans refine_bounds may tighten, in the search's SpanBounds */
+    int room;
+    float fixed[MAX_RACK + 1]; /* of `any`, what comes from the other spans */
+    float fixed_other;         /* of `other`, the same */
 } AnchorBounds;
+
+/* A span's bound as anchor_bound took it, kept so that refine_bounds can tighten the
+ * anchor's bounds when the anchor comes up to be searched: l rack tiles left of the anchor,
+ * k in all, board letters whose codes are `with`. */
+typedef struct {
+    uint64_t with;
+    float any;
+    uint8_t l, k;
+} SpanBound;
+_Static_assert(sizeof(SpanBound) == 16, "SpanBound is 16 bytes");
+
+typedef struct {
+    SpanBound *items;
+    uint32_t count, capacity;
+} SpanBounds;
 
 /* A prefix from the rack, as LeftPart [AJ88] tries it: the list of letters that may follow
  * it in the lexicon, its length and last tile, its place in the tree of prefixes, and what
@@ -222,9 +241,9 @@ static inline int word_keys_has(const WordKeys *k, uint64_t key) {
 }
 
 /* The rack's parts (sub-multisets) by size k, each with the leave value of the rest and
- * its letters' codes, for refine_leave: the parts of one size are sorted, best leave first,
- * when that size is first asked about. Its answers are remembered by (board letters, k),
- * direct-mapped. Built per search by equity with a limit (rack_parts_init; ~9 KiB). */
+ * its letters' codes, for refine_leave: listed when first asked about, the parts of one size
+ * sorted, best leave first, when that size is. Its answers are remembered by (board
+ * letters, k), direct-mapped. One per search by equity with a limit (rack_parts_init). */
 typedef struct {
     uint64_t codes;
     float leave;
@@ -232,6 +251,9 @@ typedef struct {
 } RackPart;
 
 typedef struct {
+    int ready; /* listed (rack_parts_list), on the first question */
+    const uint8_t *rack;
+    const LeaveTable *leaves;
     int n[PART_RACK + 1];
     uint8_t sorted[PART_RACK + 1];
     RackPart part[PART_RACK + 1][PART_MOST];
@@ -291,6 +313,7 @@ typedef struct {
     Pass pass;
     Bingos *bingos;                     /* shared by the two passes */
     RackParts *parts;                   /* shared too; NULL: the bounds take every part's leave */
+    SpanBounds *spans;                  /* shared too, with parts: where anchor_bound keeps spans */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
     uint64_t all_letters;               /* bits 1..N */
@@ -552,7 +575,8 @@ int pass_equal(const Pass *a, const Pass *b);
 /* bounds.c: what a search cannot beat, found before searching */
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);
 int rack_spells(const Search *s, uint64_t with, int board_tiles);
-int rack_parts_init(RackParts *p, const Rules *r, const uint64_t *code, const uint8_t *rack, const LeaveTable *leaves);
+int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves);
+float refine_bounds(Search *s, AnchorBounds *b, float threshold);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
 int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1]);

@@ -45,6 +45,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define MODE_ACROSS 1
 #define MODE_DOWN 2
 #define INITIAL_RECORDS 4096        /* grows by doubling; most positions fit */
+#define LOCAL_SPANS 2048            /* span bounds a best-first search by equity keeps (32 KiB); past it, none */
 #define LOCAL_ANCHORS 128           /* anchors whose bounds a best-first search keeps on the stack */
 #define LOCAL_LEFT_PARTS 512        /* rack prefixes a search keeps on the stack (16 KiB) */
 #define REACH_LETTERS 40            /* alphabets up to this size get build_reach's table (A^4 bytes) */
@@ -58,7 +59,8 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define WORD_KEY_BITS 21            /* the word-key filter's bits (256 KiB): ~2% false "yes" for TWL06 */
 #define PART_RACK 8                 /* racks of up to this many tiles have their parts' words checked */
 #define PART_MOST 70                /* parts of one size such a rack has at most: C(8, 4) */
-#define PART_ANSWER_BITS 8          /* a search remembers 2^this answers of refine_leave */
+#define PART_ANSWER_BITS 8
+#define PART_LEAST 3                /* spans of fewer rack tiles keep every part's leave (few words fail there) */          /* a search remembers 2^this answers of refine_leave */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)
 #define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */

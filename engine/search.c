@@ -719,6 +719,7 @@ static void run_pass(Search *s) {
 typedef struct {
     uint64_t rank;    /* anchor_rank: the order of the search, largest first */
     float bound;
+    int refined;      /* refine_bounds has tightened it (or it has no spans kept) */
     uint32_t ordinal; /* dir * MAX_CELLS + oriented square: generation order */
     uint32_t slot;    /* its bounds by left-part length */
 } AnchorRef;
@@ -752,6 +753,9 @@ static void sift_down(AnchorRef *heap, size_t n, size_t i) {
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
 static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity, const uint32_t *lines) {
     AnchorRef refs[2 * MAX_CELLS];
+    SpanBound span_items[LOCAL_SPANS];
+    SpanBounds spans = {span_items, 0, LOCAL_SPANS};
+    if (passes[0].parts) passes[0].spans = passes[1].spans = &spans;
     /* each anchor's bounds (136 bytes): on the stack for the usual few dozen anchors, on the
      * heap (room for every square of both passes) past LOCAL_ANCHORS */
     AnchorBounds local[LOCAL_ANCHORS], *bounds = local;
@@ -772,7 +776,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
                 if (buf->keep == 1 && by_equity) buf->known = max_bound(buf->known, bounds[n].bingo);
                 if (bound > -INFINITY) {
                     uint32_t ordinal = (uint32_t)(dir * MAX_CELLS + idx);
-                    refs[n] = (AnchorRef){anchor_rank(bound, ordinal), bound, ordinal, (uint32_t)n};
+                    refs[n] = (AnchorRef){anchor_rank(bound, ordinal), bound, bounds[n].spans == 0, ordinal, (uint32_t)n};
                     n++;
                 }
             }
@@ -787,10 +791,27 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             buf->pruned = 1; /* nor can any later one */
             break;
         }
-        refs[0] = refs[left - 1];
-        sift_down(refs, left - 1, 0);
         Search *s = &passes[next.ordinal / MAX_CELLS];
         int idx = (int)(next.ordinal % MAX_CELLS);
+        if (!next.refined) { /* tighter now, it may go back below others */
+            float at_least = buf->has_floor ? max_bound(buf->known, buf->floor_equity) : buf->known;
+            float bound = refine_bounds(s, &bounds[next.slot], at_least);
+            refs[0].refined = 1;
+            if (bound < next.bound) {
+                if (bound == -INFINITY) {
+                    refs[0] = refs[left - 1];
+                    sift_down(refs, left - 1, 0);
+                } else {
+                    refs[0].bound = bound;
+                    refs[0].rank = anchor_rank(bound, next.ordinal);
+                    sift_down(refs, left, 0);
+                    left++;
+                }
+                continue;
+            }
+        }
+        refs[0] = refs[left - 1];
+        sift_down(refs, left - 1, 0);
         /* only a bingo here could be the best play: lay them, walk nothing */
         if (buf->keep == 1 && by_equity && s->prune && bounds[next.slot].bingo > -INFINITY &&
             !could_rank(buf, by_equity, bounds[next.slot].other, first) &&
@@ -802,6 +823,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         failed = s->failed;
     }
     if (bounds != local) free(bounds);
+    passes[0].spans = passes[1].spans = NULL;
     return failed;
 }
 
@@ -869,11 +891,12 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         if ((mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
     bingos->alone = rack_spells(&s[0], 0, 0);
-    /* by equity with a limit, the bounds keep only the leaves of parts that spell words */
+    /* by equity with a limit, an anchor's bounds keep only the leaves of parts that spell
+     * words, once it comes up to be searched */
     RackParts parts[1];
     s[0].parts = s[1].parts = NULL;
-    if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all &&
-        rack_parts_init(parts, r, anagrams->code, rack, a->leaves) == 0)
+    s[0].spans = s[1].spans = NULL;
+    if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all && rack_parts_init(parts, r, rack, a->leaves) == 0)
         s[0].parts = s[1].parts = parts;
     if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
     if (a->limit == 0 && !a->count_all) {

@@ -266,6 +266,34 @@ def test_leave_values_larger_than_scores_still_bound_equity():
             assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
 
 
+def test_spans_whose_best_leaves_spell_no_word_still_bound_equity():
+    """A made-up lexicon where most parts of a rack spell nothing, and leave values that make
+    the leave decide: an anchor's bounds, once it comes up, keep only the leaves of parts
+    that spell a word with each span's board letters (and drop spans where none does). The
+    top N by equity must still head the full ranking, game after game, blanks included."""
+    rules = Ruleset.load("english")
+    rng = random.Random(8)
+    letters = "ABCDE"
+    strings = ["".join(w) for n in range(2, 7) for w in product(letters, repeat=n)]
+    solver = Solver(Lexicon.build([w for w in strings if rng.random() < 0.05], rules), rules)
+    codes = [rules.letter_index[ch] for ch in letters]
+    values = {}
+    for size in range(1, 7):
+        for kept in product([0, *codes], repeat=size):
+            values.setdefault(tuple(sorted(kept)), rng.choice([-60.0, -8.5, 0.0, 4.25, 30.0, 90.0]))
+    leaves = Leaves(Leaves.to_bytes(values), rules)
+    board = Board.empty(rules)
+    for turn in range(40):
+        rack = "".join(rng.choice(letters) for _ in range(7))
+        if turn % 3 == 0:
+            rack = rack[:-1] + "?"
+        for n in (1, 3):
+            assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
+        best = solver.generate_moves(board, rack, limit=1, rank="equity", leaves=leaves)
+        if len(best) and best[0].placed:
+            board = board.apply(best[0].placed)
+
+
 def test_best_bingos_laid_from_their_words_are_the_head():
     """By equity with N=1, an anchor where nothing but a bingo could be the best play gets its
     bingos laid from the words of the rack's letters, with no search: the play, its score

@@ -177,7 +177,7 @@ def test_a_job_running_when_redis_fills_stays_started_and_is_answered_once(
         queue = f"q{uuid.uuid4().hex[:8]}"
         worker = WorkerProcess(full.url, queue, "fill-w", tmp_path, "--max-moves", "1")
         client = AnalysisClient(full.url, queue=queue, retries=2)
-        job = client.submit(heavy(150))  # about 3 s
+        job = client.submit(heavy(400))  # seconds: still running once Redis is full
         wait_until(lambda: worker.current_job([job.id]), 20, "the worker to start the job")
         junk = 0
         with pytest.raises(redis.exceptions.OutOfMemoryError):
@@ -187,12 +187,17 @@ def test_a_job_running_when_redis_fills_stays_started_and_is_answered_once(
         # well past the limit: at the edge, a write may fit once the refused one's buffer
         # is freed (a script's writes are then let through whole)
         r.config_set("maxmemory", str(r.info("memory")["used_memory"] - (1 << 20)))
-        time.sleep(12)  # the job ends meanwhile; its result cannot be written, for seconds
+        # the job ends meanwhile and its result cannot be written: the worker says so and
+        # keeps trying (waited for, not slept: a slow machine takes longer to get there)
+        wait_until(
+            lambda: "Redis refused the result" in worker.log.read_text(), 90, "a refused result"
+        )
+        time.sleep(2)
         assert worker.proc.poll() is None
         assert r.hget(f"rq:job:{job.id}", "status") == b"started"
         r.delete(*[f"junk:{i}" for i in range(junk)])
         result = client.result(job, timeout=60)
-        assert result["ok"] and len(result["results"]) == 150
+        assert result["ok"] and len(result["results"]) == 400
         assert [e[1][b"type"] for e in r.xrange(f"rq:results:{job.id}")] == [b"1"]
         text = worker.log.read_text()
         assert "Redis refused the result" in text and "taking over a stale" not in text

@@ -6,6 +6,9 @@
  * from its own lexicon and rack size: a file from another lexicon, another rack size or
  * another version of Anchor is refused, whatever its header says.
  *
+ * The file also holds the word-key filter of the bounds (WordKeys, core.h: every word of
+ * the lexicon, of any length, by its letters), which is checked and shared the same way.
+ *
  * Layout, native byte order (a host of the other order reads a bad version and refuses):
  *   0   char[8]  "ANCHBNGO"
  *   8   uint32   version (ANAGRAM_FILE_VERSION)
@@ -16,36 +19,45 @@
  *   32  uint64   keys (slots in use)
  *   40  uint64   words
  *   48  uint64   tiles (the words' letters, all told)
- *   56  ...      slots: uint64[slots], head: uint32[slots], next: uint32[words],
- *                start: uint32[words], length: uint8[words], tiles: uint8[tiles]
+ *   56  uint64   word-key words: the filter's 64-bit words (2^(WORD_KEY_BITS-6), or 0: none)
+ *   64  ...      word keys: uint64[word-key words], slots: uint64[slots],
+ *                head: uint32[slots], next: uint32[words], start: uint32[words],
+ *                length: uint8[words], tiles: uint8[tiles]
  * The arrays follow one another with no padding (each begins on a multiple of its size:
- * the header is 56 bytes and `slots` a power of two of at least 1024).
+ * the header is 64 bytes and `slots` a power of two of at least 1024). Version 1, without
+ * the filter, is refused like any other format.
  */
 #include "core.h"
 
 #define ANAGRAM_MAGIC "ANCHBNGO"
-enum { ANAGRAM_FILE_VERSION = 1, ANAGRAM_HEADER = 56 };
+enum { ANAGRAM_FILE_VERSION = 2, ANAGRAM_HEADER = 64 };
 
 static const char OTHER_RULES[] = "written for another rack size";
 typedef struct {
     char magic[8];
     uint32_t version, alphabet, rack, max_side;
-    uint64_t slots, keys, words, tiles;
+    uint64_t slots, keys, words, tiles, word_keys;
 } AnagramHeader;
+_Static_assert(sizeof(AnagramHeader) == ANAGRAM_HEADER, "the header is 64 bytes");
 
-/* A file's size: a slot is a key (8 bytes) and a chain head (4), a word its next and start
- * (4 each) and length (1), a tile a byte. */
-static size_t sized(size_t slots, size_t words, size_t tiles) {
-    return ANAGRAM_HEADER + slots * 12 + words * 9 + tiles;
+/* The filter's 64-bit words in the file for `words`: all of them, or 0 when there is none. */
+static uint64_t word_key_words(const WordKeys *words) {
+    return words->bits ? (uint64_t)1 << (WORD_KEY_BITS - 6) : 0;
 }
 
-/* The file's size for `set`; 0 when there is no set to write. */
-static size_t file_size(const Anagrams *set) {
-    return set->slots ? sized(set->mask + 1, set->words, set->tiles_used) : 0;
+/* A file's size: a filter word is 8 bytes, a slot a key (8) and a chain head (4), a word
+ * its next and start (4 each) and length (1), a tile a byte. */
+static size_t sized(size_t word_keys, size_t slots, size_t words, size_t tiles) {
+    return ANAGRAM_HEADER + word_keys * 8 + slots * 12 + words * 9 + tiles;
 }
 
-PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack) {
-    size_t size = file_size(set);
+/* The file's size for `set` and `words`; 0 when there is no set to write. */
+static size_t file_size(const Anagrams *set, const WordKeys *words) {
+    return set->slots ? sized(word_key_words(words), set->mask + 1, set->words, set->tiles_used) : 0;
+}
+
+PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alphabet, int rack) {
+    size_t size = file_size(set, words);
     if (!size) {
         PyErr_SetString(PyExc_ValueError,
                         "this lexicon has no bingo-word set to write (too large a graph)");
@@ -56,7 +68,8 @@ PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack) {
     uint8_t *at = (uint8_t *)PyBytes_AS_STRING(out);
     AnagramHeader h = {.version = ANAGRAM_FILE_VERSION, .alphabet = (uint32_t)alphabet,
                        .rack = (uint32_t)rack, .max_side = MAX_SIDE, .slots = set->mask + 1,
-                       .keys = set->count, .words = set->words, .tiles = set->tiles_used};
+                       .keys = set->count, .words = set->words, .tiles = set->tiles_used,
+                       .word_keys = word_key_words(words)};
     memcpy(h.magic, ANAGRAM_MAGIC, 8);
     memcpy(at, &h, ANAGRAM_HEADER);
     at += ANAGRAM_HEADER;
@@ -65,6 +78,7 @@ PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack) {
         if (n) memcpy(at, (p), (n) * sizeof *(p)); \
         at += (n) * sizeof *(p);                    \
     } while (0)
+    PUT(words->bits, h.word_keys);
     PUT(set->slots, h.slots);
     PUT(set->head, h.slots);
     PUT(set->next, h.words);
@@ -75,10 +89,11 @@ PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack) {
     return out;
 }
 
-/* What keeps the file `buf` from being `built` (OTHER_RULES: only its rack size), NULL when
- * nothing does; `view` then points into it. */
+/* What keeps the file `buf` from being `built` and `built_words` (OTHER_RULES: only its rack
+ * size), NULL when nothing does; `view` and `view_words` then point into it. */
 static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet, int rack,
-                                   const Anagrams *built, Anagrams *view) {
+                                   const Anagrams *built, const WordKeys *built_words,
+                                   Anagrams *view, WordKeys *view_words) {
     AnagramHeader h;
     if (len < ANAGRAM_HEADER) return "shorter than its header";
     memcpy(&h, buf, ANAGRAM_HEADER);
@@ -88,14 +103,19 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     if (h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE)
         return "built for another alphabet";
     if (h.rack != (uint32_t)rack) return OTHER_RULES;
-    if (h.slots > len || h.words > len || h.tiles > len || len != sized(h.slots, h.words, h.tiles))
+    if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len ||
+        len != sized(h.word_keys, h.slots, h.words, h.tiles))
         return "not the length its header gives (cut short?)";
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
-        h.tiles != built->tiles_used)
+        h.tiles != built->tiles_used || h.word_keys != word_key_words(built_words))
         return "built from another lexicon";
     *view = *built; /* the letter codes, counts and mask: equal by now */
     const uint8_t *at = buf + ANAGRAM_HEADER;
+    const size_t filter = h.word_keys * sizeof *built_words->bits;
+    if (filter && memcmp(at, built_words->bits, filter) != 0) return "built from another lexicon";
+    view_words->bits = filter ? (uint64_t *)(void *)at : NULL;
+    at += filter;
 #define TAKE(field, n)                                                  \
     do {                                                                \
         size_t bytes = (n) * sizeof *built->field;                      \
@@ -119,14 +139,15 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
 }
 
 /* Point `view` into the file `buf` (len bytes) when it holds exactly `built`, the set this
- * Generator made from its own lexicon (alphabet letters, rack size rack): ANAGRAMS_ADOPTED
+ * Generator made from its own lexicon (alphabet letters, rack size rack), and `built_words`,
+ * its word-key filter (`view_words` then points into the file too): ANAGRAMS_ADOPTED
  * then; ANAGRAMS_OTHER_RULES for a file written for another rack size (it serves other
  * rulesets: this one keeps its own set); else ANAGRAMS_REFUSED with `*why` what is wrong.
  * Equal contents are all the checking a lookup needs: every chain, index and probe
  * sequence is then the built set's own. */
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
-                   Anagrams *view, const char **why) {
-    *why = anagrams_differ(buf, len, alphabet, rack, built, view);
+                   const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why) {
+    *why = anagrams_differ(buf, len, alphabet, rack, built, built_words, view, view_words);
     if (*why == OTHER_RULES) return ANAGRAMS_OTHER_RULES;
     return *why ? ANAGRAMS_REFUSED : ANAGRAMS_ADOPTED;
 }

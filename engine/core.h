@@ -450,6 +450,7 @@ typedef struct {
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
     WordKeys words;    /* every word by its letters (build_word_keys); no bits: none */
+    int words_borrowed; /* words.bits lie in the anagram file (anagram_file.c), not ours to free */
     Py_buffer anagram_file; /* held while the set's arrays lie in it (anagrams.borrowed) */
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
@@ -557,10 +558,10 @@ int anagrams_filter(Anagrams *a);
 int build_word_keys(const uint32_t *nodes, uint32_t extent, int a, const uint64_t *code, WordKeys *out);
 
 /* anagram_file.c: the bingo words as a file every worker maps */
-PyObject *anagrams_to_bytes(const Anagrams *set, int alphabet, int rack);
+PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alphabet, int rack);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
-                   Anagrams *view, const char **why);
+                   const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);
 
 int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
 int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);

@@ -25,22 +25,23 @@ static void Generator_dealloc(Generator *self) {
     free(self->runs);
     free(self->reach);
     anagrams_free(&self->anagrams);
-    free(self->words.bits);
+    if (!self->words_borrowed) free(self->words.bits);
     free(self->prepared);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Use the bingo words of a file (anagram_file.c) instead of the set just built, when the
- * file holds exactly that set: the built one is freed and every worker mapping the file
- * shares one copy. Any other file is left alone, the built set kept: one for another rack
+/* Use the bingo words and word-key filter of a file (anagram_file.c) instead of those just
+ * built, when the file holds exactly them: the built ones are freed and every worker
+ * mapping the file shares one copy. Any other file is left alone, the built set kept: one for another rack
  * size serves other rulesets, and what is wrong with any other is `anagram_problem`. */
 static int adopt_anagram_file(Generator *self, PyObject *file) {
     Py_buffer view;
     if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
     Anagrams mapped;
+    WordKeys mapped_words;
     int got = anagrams_adopt(view.buf, (size_t)view.len, self->rules.alphabet,
-                             self->rules.rack_size, &self->anagrams, &mapped,
-                             &self->anagram_problem);
+                             self->rules.rack_size, &self->anagrams, &self->words, &mapped,
+                             &mapped_words, &self->anagram_problem);
     if (got != ANAGRAMS_ADOPTED) {
         PyBuffer_Release(&view);
         if (got == ANAGRAMS_OTHER_RULES) self->anagram_problem = NULL;
@@ -48,6 +49,9 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
     }
     anagrams_free(&self->anagrams);
     self->anagrams = mapped;
+    free(self->words.bits);
+    self->words = mapped_words;
+    self->words_borrowed = mapped_words.bits != NULL;
     self->anagram_file = view;
     return 0;
 }
@@ -129,12 +133,12 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
-    if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
     if (self->anagrams.slots &&
         build_word_keys(self->nodes, self->extent, r->alphabet, self->anagrams.code, &self->words) < 0) {
         PyErr_NoMemory();
         return -1;
     }
+    if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
     if (self->anagrams.slots && anagrams_filter(&self->anagrams) < 0) {
         PyErr_NoMemory();
         return -1;
@@ -661,12 +665,13 @@ out:
 
 PyDoc_STRVAR(anagram_file_doc,
 "anagram_file() -> bytes\n\n"
-"The bingo words this Generator uses, as the file Lexicon.save writes beside a KWG\n"
-"(layout in anagram_file.c); ValueError for a lexicon too large a graph to have them.");
+"The bingo words (and word-key filter) this Generator uses, as the file Lexicon.save\n"
+"writes beside a KWG"
+" (layout in anagram_file.c); ValueError for a lexicon too large a graph to have them.");
 
 static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     (void)unused;
-    return anagrams_to_bytes(&self->anagrams, self->rules.alphabet, self->rules.rack_size);
+    return anagrams_to_bytes(&self->anagrams, &self->words, self->rules.alphabet, self->rules.rack_size);
 }
 
 static PyMethodDef Generator_methods[] = {

@@ -45,6 +45,9 @@ def plays(solver: Solver, cgp: str, **kw) -> list[tuple[str, int]]:
 
 def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path):
     assert anagram_path(saved).stat().st_size > 1 << 20
+    header = anagram_path(saved).read_bytes()[:64]
+    assert struct.unpack_from("=I", header, 8)[0] == 2  # the format with the word-key filter
+    assert struct.unpack_from("=Q", header, 56)[0] == 1 << 15  # its 2^21 bits, as 64-bit words
     mapped = Solver(Lexicon.open(saved, english), english)
     assert mapped._generator.anagram_source == "file"
     bare = tmp_path / "bare.kwg"
@@ -83,11 +86,13 @@ def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
 def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     """(what, bytes, what the refusal says) for a good file `data`."""
     header = bytearray(data)
-    header[8:12] = struct.pack("=I", 2)
+    header[8:12] = struct.pack("=I", 1)  # the format before the word-key filter
     counts = bytearray(data)
     counts[40:48] = struct.pack("=Q", 1 << 40)
     flipped = bytearray(data)
     flipped[-1] ^= 0x40
+    filter_bit = bytearray(data)  # a bit of the word-key filter, right after the header
+    filter_bit[64 + 4321] ^= 0x10
     return [
         ("cut short", data[:-9], "not the length its header gives"),
         ("only a header's worth", data[:20], "shorter than its header"),
@@ -95,6 +100,7 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
         ("another version", bytes(header), "a format this version"),
         ("absurd counts", bytes(counts), "not the length its header gives"),
         ("one letter changed", bytes(flipped), "built from another lexicon"),
+        ("a bit of the word-key filter changed", bytes(filter_bit), "built from another lexicon"),
     ]
 
 

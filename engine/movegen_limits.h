@@ -59,8 +59,8 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define WORD_KEY_BITS 21            /* the word-key filter's bits (256 KiB): ~2% false "yes" for TWL06 */
 #define PART_RACK 8                 /* racks of up to this many tiles have their parts' words checked */
 #define PART_MOST 70                /* parts of one size such a rack has at most: C(8, 4) */
-#define PART_ANSWER_BITS 8
-#define PART_LEAST 3                /* spans of fewer rack tiles keep every part's leave (few words fail there) */          /* a search remembers 2^this answers of refine_leave */
+#define PART_ANSWER_BITS 8          /* a search remembers 2^this answers of refine_leave */
+#define PART_LEAST 3                /* spans of fewer rack tiles keep every part's leave (few words fail there) */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)
 #define RUN_STEPS 64                /* list entries build_runs reads per DAWG node before it gives up */

@@ -756,7 +756,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     SpanBound span_items[LOCAL_SPANS];
     SpanBounds spans = {span_items, 0, LOCAL_SPANS};
     if (passes[0].parts) passes[0].spans = passes[1].spans = &spans;
-    /* each anchor's bounds (136 bytes): on the stack for the usual few dozen anchors, on the
+    /* each anchor's bounds (228 bytes): on the stack for the usual few dozen anchors, on the
      * heap (room for every square of both passes) past LOCAL_ANCHORS */
     AnchorBounds local[LOCAL_ANCHORS], *bounds = local;
     size_t n = 0;

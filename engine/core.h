@@ -223,7 +223,7 @@ void anagrams_free(Anagrams *a);
  * some part of the rack spells a word with given board letters. Two bits of one 64-bit word
  * per key (a blocked Bloom filter of WORD_KEY_BITS bits, 256 KiB): for TWL06 about 2% of
  * keys no word has are taken for words, which only leaves a bound where it was, so the
- * filter needs no slots behind it. Built once per Generator (build_word_keys). */
+ * filter needs no slots behind it. Built once per Generator (build_anagrams). */
 typedef struct {
     uint64_t *bits; /* NULL: none */
 } WordKeys;
@@ -449,7 +449,7 @@ typedef struct {
     uint8_t *runs;    /* the letter runs words hold (build_runs) */
     uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
-    WordKeys words;    /* every word by its letters (build_word_keys); no bits: none */
+    WordKeys words;    /* every word by its letters (build_anagrams); no bits: none */
     int words_borrowed; /* words.bits lie in the anagram file (anagram_file.c), not ours to free */
     Py_buffer anagram_file; /* held while the set's arrays lie in it (anagrams.borrowed) */
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
@@ -553,9 +553,8 @@ static inline int resize(void **array, size_t cap, size_t size) {
 
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
-int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out);
+int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys);
 int anagrams_filter(Anagrams *a);
-int build_word_keys(const uint32_t *nodes, uint32_t extent, int a, const uint64_t *code, WordKeys *out);
 
 /* anagram_file.c: the bingo words as a file every worker maps */
 PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alphabet, int rack);

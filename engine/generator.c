@@ -129,12 +129,7 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
         build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||
-        build_anagrams(self->nodes, self->extent, r->alphabet, r->rack_size, &self->anagrams) < 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (self->anagrams.slots &&
-        build_word_keys(self->nodes, self->extent, r->alphabet, self->anagrams.code, &self->words) < 0) {
+        build_anagrams(self->nodes, self->extent, r->alphabet, r->rack_size, &self->anagrams, &self->words) < 0) {
         PyErr_NoMemory();
         return -1;
     }

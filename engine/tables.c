@@ -175,10 +175,11 @@ HOT_INLINE int walk_prefixes(const uint32_t *nodes, int a, size_t budget, Prefix
     }
 }
 
-/* build_anagrams' walk: each prefix's key from its parent's, and a word of `rack` letters
- * or more added to the set. */
+/* build_anagrams' walk: each prefix's key from its parent's, every word's key put in the
+ * word-key filter, and a word of `rack` letters or more added to the set. */
 typedef struct {
     Anagrams *set;
+    WordKeys *keys;
     uint64_t key[MAX_SIDE + 1]; /* key[d]: the codes of the prefix's first d letters */
     int rack;
     size_t most;
@@ -187,33 +188,43 @@ typedef struct {
 static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node) {
     AnagramWalk *w = ctx;
     w->key[len] = w->key[len - 1] + w->set->code[tile[len - 1]];
-    if (!kwg_accepts(node) || len < w->rack) return 0;
+    if (!kwg_accepts(node)) return 0;
+    size_t word;
+    const uint64_t m = word_key_mask(w->key[len], &word);
+    w->keys->bits[word] |= m;
+    if (len < w->rack) return 0;
     if (w->set->count >= w->most) return WALK_STOP;
     return anagram_add_word(w->set, w->key[len], tile, len) < 0 ? -1 : 0;
 }
 
-/* Every word of `rack` to MAX_SIDE letters, by its letters (Anagrams). A graph that takes
- * more than RUN_STEPS steps a node below its extent to walk, or holds more than
- * ANAGRAM_KEYS keys a node, gets no set (a made-up graph can hold far more words than
- * nodes), and the search then keeps the bingo in every bound. Returns -1 when memory is
+/* Every word of `rack` to MAX_SIDE letters, by its letters (Anagrams), and every word of
+ * the DAWG in the word-key filter (WordKeys), in one walk. A graph that takes more than
+ * RUN_STEPS steps a node below its extent to walk, or holds more than ANAGRAM_KEYS keys a
+ * node, gets neither (a made-up graph can hold far more words than nodes), and the search
+ * then keeps the bingo and every part's leave in every bound. Returns -1 when memory is
  * out. */
-int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out) {
+int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys) {
     memset(out, 0, sizeof *out);
+    keys->bits = NULL;
     for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
     Anagrams set = *out;
     set.slots = calloc(1024, sizeof *set.slots);
     set.head = calloc(1024, sizeof *set.head);
-    if (!set.slots || !set.head) {
+    WordKeys filter = {calloc((size_t)1 << (WORD_KEY_BITS - 6), sizeof *filter.bits)};
+    if (!set.slots || !set.head || !filter.bits) {
         anagrams_free(&set);
+        free(filter.bits);
         return -1;
     }
     set.mask = 1023;
-    AnagramWalk w = {.set = &set, .rack = rack, .most = ANAGRAM_KEYS * (size_t)extent + 1024};
+    AnagramWalk w = {.set = &set, .keys = &filter, .rack = rack, .most = ANAGRAM_KEYS * (size_t)extent + 1024};
     int stop = walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, anagram_visit, &w);
     if (stop) {
         anagrams_free(&set);
+        free(filter.bits);
         return stop < 0 ? -1 : 0;
     }
+    *keys = filter;
     /* no slack past the last word: each worker keeps these for its life */
     if (set.words) {
         resize((void **)&set.next, set.words, sizeof *set.next);
@@ -222,38 +233,6 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
         resize((void **)&set.tiles, set.tiles_used, 1);
     }
     *out = set;
-    return 0;
-}
-
-/* build_word_keys' walk: each prefix's key from its parent's, every word's put in. */
-typedef struct {
-    WordKeys *set;
-    const uint64_t *code;
-    uint64_t key[MAX_SIDE + 1]; /* key[d]: the codes of the prefix's first d letters */
-} WordKeyWalk;
-
-static int word_key_visit(void *ctx, const unsigned *tile, int len, uint32_t node) {
-    WordKeyWalk *w = ctx;
-    w->key[len] = w->key[len - 1] + w->code[tile[len - 1]];
-    if (kwg_accepts(node)) {
-        size_t word;
-        const uint64_t m = word_key_mask(w->key[len], &word);
-        w->set->bits[word] |= m;
-    }
-    return 0;
-}
-
-/* Every word of the DAWG by its letters (WordKeys), `code` the letters' codes; none (bits
- * NULL) when the graph takes more than RUN_STEPS steps a node to walk. Returns -1 when
- * memory is out. */
-int build_word_keys(const uint32_t *nodes, uint32_t extent, int a, const uint64_t *code, WordKeys *out) {
-    out->bits = calloc((size_t)1 << (WORD_KEY_BITS - 6), sizeof *out->bits);
-    if (!out->bits) return -1;
-    WordKeyWalk w = {.set = out, .code = code};
-    if (walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, word_key_visit, &w)) {
-        free(out->bits);
-        out->bits = NULL;
-    }
     return 0;
 }
 

@@ -19,14 +19,15 @@ void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rule
 }
 
 /* Whether the whole rack, with board letters whose codes sum to `with`, spells some word:
- * each blank tried as every letter. Yes when the rack is not checked (Bingos.checked),
- * and with two blanks and board letters (such a rack nearly always does; 351 pairs to
- * try). */
+ * each blank tried as every letter (two blanks: every pair, 351 keys, most of them turned
+ * away by the anagram set's filter without a probe). Yes when the rack is not checked
+ * (Bingos.checked). */
 int rack_spells(const Search *s, uint64_t with, int board_tiles) {
+    (void)board_tiles;
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
     const int alphabet = s->ctx.rules->alphabet, blanks = s->rack[0];
-    if (!b->checked || (blanks == 2 && board_tiles)) return 1;
+    if (!b->checked) return 1;
     const uint64_t key = b->key + with;
     if (blanks == 0) return anagram_has(set, key);
     for (int x = 1; x <= alphabet; x++) {
@@ -40,22 +41,38 @@ int rack_spells(const Search *s, uint64_t with, int board_tiles) {
     return 0;
 }
 
-/* The answer remembered for board letters `with` (rack_spells; with one blank, every letter
- * the blank can stand for, so that the bingos are laid only for those). */
+/* The letters x a blank can stand for in a bingo with board letters `with`: with one blank,
+ * those that spell a word; with two, those that do with some second letter y >= x. */
+static uint64_t blank_letters(const Search *s, uint64_t with) {
+    const Anagrams *set = s->ctx.anagrams;
+    const uint64_t key = s->bingos->key + with;
+    const int alphabet = s->ctx.rules->alphabet;
+    uint64_t letters = 0;
+    for (int x = 1; x <= alphabet; x++) {
+        if (s->rack[0] == 1) {
+            if (anagram_has(set, key + set->code[x])) letters |= (uint64_t)1 << x;
+            continue;
+        }
+        for (int y = x; y <= alphabet; y++)
+            if (anagram_has(set, key + set->code[x] + set->code[y])) {
+                letters |= (uint64_t)1 << x;
+                break;
+            }
+    }
+    return letters;
+}
+
+/* The answer remembered for board letters `with` (rack_spells; with blanks, the letters
+ * the first can stand for (blank_letters), so that the bingos are laid only for those). */
 static int bingo_answer(Search *s, uint64_t with, int board_tiles) {
     Bingos *b = s->bingos;
     int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
     if (!b->asked[i].known || b->asked[i].with != with) {
-        uint64_t letters = 0;
-        if (s->rack[0] == 1) {
-            const Anagrams *set = s->ctx.anagrams;
-            for (int x = 1; x <= s->ctx.rules->alphabet; x++)
-                if (anagram_has(set, b->key + with + set->code[x])) letters |= (uint64_t)1 << x;
-        }
+        const uint64_t letters = s->rack[0] ? blank_letters(s, with) : 0;
         b->asked[i].with = with;
         b->asked[i].known = 1;
         b->asked[i].letters = letters;
-        b->asked[i].spells = (int8_t)(s->rack[0] == 1 ? letters != 0 : rack_spells(s, with, board_tiles));
+        b->asked[i].spells = (int8_t)(s->rack[0] ? letters != 0 : rack_spells(s, with, board_tiles));
     }
     return i;
 }
@@ -231,16 +248,20 @@ static inline uint32_t anagram_words(const Anagrams *set, uint64_t key) {
     return set->slots[slot] ? set->head[slot] : 0;
 }
 
+/* The letters a rack's blanks stand for in a bingo, x <= y (0: no such blank). */
+typedef struct {
+    unsigned x, y;
+} BlankAs;
+
 /* Whether the `len` letters of `word` lie on the pass's squares from `at` on: each board
  * letter where the word has it, each rack letter where its square's cross-set allows it,
- * the rack's tiles exactly, its blank (if any) as letter `blank`. */
-static int word_fits(const Search *s, const uint8_t *word, int len, int at, unsigned blank) {
+ * the rack's tiles exactly, its blanks as the letters `as` gives. */
+static int word_fits(const Search *s, const uint8_t *word, int len, int at, BlankAs as) {
     uint8_t want[MAX_LETTERS + 1];
     memcpy(want, s->rack, sizeof want);
-    if (blank) {
-        want[0] = 0;
-        want[blank]++; /* the blank, as its letter */
-    }
+    want[0] = 0;
+    want[as.x] += as.x != 0; /* the blanks, as their letters */
+    want[as.y] += as.y != 0;
     for (int i = 0; i < len; i++) {
         const uint8_t cell = s->pass.cells[at + i];
         const unsigned x = word[i];
@@ -251,8 +272,9 @@ static int word_fits(const Search *s, const uint8_t *word, int len, int at, unsi
 
 /* ExtendRight's running score when `word` (len letters, word_fits) ends on the pass's
  * squares from `at` on: board tiles at their value, each rack tile at its square's
- * premiums, the blank (if any) on square `blank_at` (-1: none) worth nothing. */
-static Tally bingo_tally(const Search *s, const uint8_t *word, int len, int at, int blank_at) {
+ * premiums, the blanks (if any) on squares `blank[0]` and `blank[1]` (-1: none) worth
+ * nothing. */
+static Tally bingo_tally(const Search *s, const uint8_t *word, int len, int at, const int8_t blank[2]) {
     const Rules *r = s->ctx.rules;
     Tally t = {0, 1, 0, r->rack_size};
     for (int i = 0; i < len; i++) {
@@ -262,7 +284,7 @@ static Tally bingo_tally(const Search *s, const uint8_t *word, int len, int at, 
             continue;
         }
         const int32_t wm = s->pass.wm[at + i], cs = s->pass.cross_score[at + i];
-        const int32_t points = (i == blank_at ? 0 : r->values[word[i]]) * s->pass.lm[at + i];
+        const int32_t points = (i == blank[0] || i == blank[1] ? 0 : r->values[word[i]]) * s->pass.lm[at + i];
         t.main += points;
         t.mult *= wm;
         if (cs >= 0) t.cross += (cs + points) * wm;
@@ -270,28 +292,52 @@ static Tally bingo_tally(const Search *s, const uint8_t *word, int len, int at, 
     return t;
 }
 
-/* The squares of `word` a blank standing for `blank` can take, one at a time: -1 (no
- * blank) once when there is none, else each empty square of its letter; -2 ends. */
-static inline int next_blank_square(const Search *s, const uint8_t *word, int len, int at, unsigned blank, int from) {
-    if (!blank) return from < -1 ? -1 : -2;
-    for (int i = from < 0 ? 0 : from + 1; i < len; i++)
-        if (!s->pass.cells[at + i] && word[i] == blank) return i;
-    return -2;
+/* Where in `word` (laid from `at`) the empty squares of letter x lie. */
+static int letter_squares(const Search *s, const uint8_t *word, int len, int at, unsigned x, int8_t *out) {
+    int n = 0;
+    for (int i = 0; i < len; i++)
+        if (!s->pass.cells[at + i] && word[i] == x) out[n++] = (int8_t)i;
+    return n;
 }
 
+/* Every way the blanks (`as`) can lie on a fitting word's squares, as ways[i] = {the
+ * first's square, the second's} (-1: no such blank): each on every square of its letter,
+ * two of one letter on every pair of its squares (the rack's own tiles of that letter take
+ * the rest). Returns the count, 1 (no blank anywhere) without blanks. */
+static int blank_ways(const Search *s, const uint8_t *word, int len, int at, BlankAs as, int8_t ways[][2]) {
+    int8_t xs[MAX_SIDE], ys[MAX_SIDE];
+    int nx = 1, ny = 1, n = 0;
+    xs[0] = ys[0] = -1;
+    if (as.x) nx = letter_squares(s, word, len, at, as.x, xs);
+    if (as.y) ny = letter_squares(s, word, len, at, as.y, ys);
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < ny; j++)
+            if (!as.y || as.y != as.x || ys[j] > xs[i]) {
+                ways[n][0] = xs[i];
+                ways[n++][1] = ys[j];
+            }
+    return n;
+}
+
+/* The most ways blank_ways can give: a blank on each of a rack's tiles' squares, times the
+ * second's. */
+#define BLANK_WAYS (MAX_RACK * MAX_RACK)
+
 /* The best score of the bingos under `key` placed on columns [start, end) of `row` (as
- * many empty squares as the rack has tiles, the others holding board tiles), `blank` the
- * letter a blank stands for (0: no blank), or -1 when none fits (word_fits): every square
- * the blank can take tried. Scored as extend_right scores a play. */
-static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, unsigned blank) {
+ * many empty squares as the rack has tiles, the others holding board tiles), the blanks
+ * standing for `as`, or -1 when none fits (word_fits): every square the blanks can take
+ * tried. Scored as extend_right scores a play. */
+static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, int end, BlankAs as) {
     const Anagrams *set = s->ctx.anagrams;
     const int at = row * s->pass.cols + start, len = end - start;
     int32_t best = -1;
     for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
-        if (set->length[w - 1] != len || !word_fits(s, word, len, at, blank)) continue;
-        for (int b = next_blank_square(s, word, len, at, blank, -2); b > -2; b = next_blank_square(s, word, len, at, blank, b)) {
-            const Tally t = bingo_tally(s, word, len, at, b);
+        if (set->length[w - 1] != len || !word_fits(s, word, len, at, as)) continue;
+        int8_t ways[BLANK_WAYS][2];
+        const int n = blank_ways(s, word, len, at, as, ways);
+        for (int i = 0; i < n; i++) {
+            const Tally t = bingo_tally(s, word, len, at, ways[i]);
             const int32_t score = t.main * t.mult + t.cross + s->ctx.rules->bingo;
             if (score > best) best = score;
         }
@@ -300,18 +346,25 @@ static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, i
 }
 
 /* The best bingo that fits columns [start, end) of `row`, the span holding board letters
- * whose codes sum to `with`: -1 when none does; -2 when it is not known (two blanks). */
+ * whose codes sum to `with`: -1 when none does; -2 when it is not known (no anagram set,
+ * or a rack that is not whole). With blanks, only the letters blank_letters found for the
+ * first are tried (and, with two, each second letter whose key some word has). */
 static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
-    if (!set || !b->checked || s->rack[0] > 1) return -2;
+    if (!set || !b->checked) return -2;
     const uint64_t key = b->key + with;
-    if (!s->rack[0]) return place_bingos(s, key, row, start, end, 0);
+    if (!s->rack[0]) return place_bingos(s, key, row, start, end, (BlankAs){0, 0});
+    const int alphabet = s->ctx.rules->alphabet;
     int32_t best = -1;
     for (uint64_t x = b->asked[bingo_answer(s, with, 1)].letters; x; x &= x - 1) {
-        unsigned t = (unsigned)__builtin_ctzll(x);
-        int32_t got = place_bingos(s, key + set->code[t], row, start, end, t);
-        if (got > best) best = got;
+        const unsigned t = (unsigned)__builtin_ctzll(x);
+        for (unsigned u = s->rack[0] == 2 ? t : 0; u <= (s->rack[0] == 2 ? (unsigned)alphabet : 0); u++) {
+            const uint64_t k = key + set->code[t] + (u ? set->code[u] : 0);
+            if (u && !anagram_has(set, k)) continue;
+            const int32_t got = place_bingos(s, k, row, start, end, (BlankAs){t, u});
+            if (got > best) best = got;
+        }
     }
     return best;
 }
@@ -483,44 +536,48 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
     return top;
 }
 
-/* Every way the words under `key` (the rack's letters, `blank` the one its blank stands
- * for or 0, and the span's board letters) lie on columns [start, end) of `row`, anchor
- * `anchor`: each board letter where the word has it, each rack letter where its square's
- * cross-set allows it, the rack's tiles exactly, and the blank on each square of its
- * letter in turn. Appends to out[*n]; -1 when more than `most`. */
-static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end, int anchor, unsigned blank,
+/* Every way the words under `key` (the rack's letters, its blanks as the letters `as` gives,
+ * and the span's board letters) lie on columns [start, end) of `row`, anchor `anchor`:
+ * each board letter where the word has it, each rack letter where its square's cross-set
+ * allows it, the rack's tiles exactly, and the blanks on every square (blank_ways) in turn.
+ * Appends to out[*n]; -1 when more than `most`. */
+static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end, int anchor, BlankAs as,
                       BingoPlay *out, int *n, int most) {
     const Anagrams *set = s->ctx.anagrams;
     const int base = row * s->pass.cols, at = base + start, len = end - start;
     for (uint32_t w = anagram_words(set, key); w; w = set->next[w - 1]) {
         const uint8_t *word = set->tiles + set->start[w - 1];
-        if (set->length[w - 1] != len || !word_fits(s, word, len, at, blank)) continue;
-        for (int b = next_blank_square(s, word, len, at, blank, -2); b > -2; b = next_blank_square(s, word, len, at, blank, b)) {
+        if (set->length[w - 1] != len || !word_fits(s, word, len, at, as)) continue;
+        int8_t ways[BLANK_WAYS][2];
+        const int count = blank_ways(s, word, len, at, as, ways);
+        for (int b = 0; b < count; b++) {
             if (*n == most) return -1;
             BingoPlay *p = &out[(*n)++];
             int k = 0, left = 0;
             for (int i = 0; i < len; i++) {
                 if (s->pass.cells[at + i]) continue;
-                p->tile[k++] = (uint8_t)(i == b ? (word[i] | BLANK_FLAG) : word[i]);
+                p->tile[k++] = (uint8_t)(i == ways[b][0] || i == ways[b][1] ? (word[i] | BLANK_FLAG) : word[i]);
                 left += start + i < anchor;
             }
             p->start = start;
             p->end = end;
             p->left = left;
-            p->t = bingo_tally(s, word, len, at, b);
+            p->t = bingo_tally(s, word, len, at, ways[b]);
         }
     }
     return 0;
 }
 
 /* Every bingo at this anchor (the plays bingo spans hold, as anchor_bound finds the spans),
- * each laid from the words of the rack's letters: the count, or -1 when that is not known
- * (no anagram set, a rack not whole or with two blanks) or there are more than `most`. */
+ * each laid from the words of the rack's letters, its blanks tried as every letter (two:
+ * every pair whose key some word has): the count, or -1 when that is not known (no
+ * anagram set, a rack not whole) or there are more than `most`. */
 int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
-    if (!set || !b->checked || s->rack[0] > 1) return -1;
+    if (!set || !b->checked) return -1;
     const int base = row * s->pass.cols, size = s->ctx.rules->rack_size, cols = s->pass.cols;
+    const int alphabet = s->ctx.rules->alphabet, blanks = s->rack[0];
     int left_len = 0, room = 0;
     if (anchor > 0 && s->pass.cells[base + anchor - 1])
         while (left_len < anchor && s->pass.cells[base + anchor - 1 - left_len]) left_len++;
@@ -543,12 +600,17 @@ int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) 
         uint64_t key = b->key;
         for (int c = start; c < end; c++)
             if (s->pass.cells[base + c]) key += set->code[s->pass.cells[base + c] & TILE_MASK];
-        if (!s->rack[0]) {
-            if (lay_bingos(s, key, row, start, end, anchor, 0, out, &n, most) < 0) return -1;
+        if (!blanks) {
+            if (lay_bingos(s, key, row, start, end, anchor, (BlankAs){0, 0}, out, &n, most) < 0) return -1;
             continue;
         }
-        for (int x = 1; x <= s->ctx.rules->alphabet; x++)
-            if (lay_bingos(s, key + set->code[x], row, start, end, anchor, (unsigned)x, out, &n, most) < 0) return -1;
+        for (int x = 1; x <= alphabet; x++)
+            for (int y = blanks == 2 ? x : 0; y <= (blanks == 2 ? alphabet : 0); y++) {
+                const uint64_t k = key + set->code[x] + (y ? set->code[y] : 0);
+                if (!anagram_has(set, k)) continue;
+                if (lay_bingos(s, k, row, start, end, anchor, (BlankAs){(unsigned)x, (unsigned)y}, out, &n, most) < 0)
+                    return -1;
+            }
     }
     return n;
 }

@@ -273,7 +273,7 @@ typedef struct {
     int alone;    /* it spells a word by itself */
     struct {
         uint64_t with;    /* the board letters' codes */
-        uint64_t letters; /* a rack with one blank: bit x when the blank as x spells one */
+        uint64_t letters; /* with blanks: bit x when the (first) blank as x spells one (blank_letters) */
         int8_t known, spells;
     } asked[BINGO_ANSWERS];
 } Bingos;

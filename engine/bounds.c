@@ -87,12 +87,13 @@ static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
 
 
 /* The parts of `rack` (counts) for refine_leave, listed when first asked about; -1, and
- * none, when the rack has more than PART_RACK tiles or two blanks (their bounds then keep
- * every part's leave). */
+ * none, when the rack has more than PART_RACK tiles (its bounds then keep every part's
+ * leave). A part with a blank counts as spelling a word; those keeping the blanks, whose
+ * leaves are the best, are asked of the filter like any other. */
 int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves) {
     int tiles = 0;
     for (int t = 0; t <= r->alphabet; t++) tiles += rack[t];
-    if (tiles > PART_RACK || rack[0] > 1) return -1; /* two blanks: nearly every part spells one */
+    if (tiles > PART_RACK) return -1;
     p->ready = 0;
     p->rack = rack;
     p->leaves = leaves;
@@ -229,13 +230,19 @@ static inline void span_fill(Span *p, int k) {
  * `board_sum` points of board tiles in its main word: the rack's highest tiles on the
  * heaviest squares (rearrangement inequality) bound every assignment, whatever the lexicon
  * allows. *with_blank: the same bound for the plays among them that put down a blank. */
-static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32_t bingo, float *with_blank) {
+static float span_bound(const Search *s, const Span *p, int32_t board_sum, int32_t bingo, float *with_blank,
+                        float *with_two) {
     const int k = p->k;
     int32_t score = board_sum * p->mult + p->cross;
     for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
     if (k == s->ctx.rules->rack_size) score += bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
+    /* with two: the k - 2 best others, the blanks on the two lightest */
+    if (with_two)
+        *with_two = k < 2 ? -INFINITY
+                          : (float)(score - p->weight[k - 1] * s->tile_desc[k - 1] - p->weight[k - 2] * s->tile_desc[k - 2]) +
+                                s->two_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
 }
 
@@ -375,7 +382,8 @@ static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with)
  * anchor, then rightwards until the rack is spent or a square bars every rack tile (with
  * the board tiles just after the last one). b->any[l] bounds the plays whose left part has
  * l tiles from the rack (index 0 only when the left part is on the board), b->blank[l] those
- * of them with a blank; returns the largest, -INFINITY when no play fits. */
+ * of them with a blank, b->two_blanks every play with two; returns the largest, -INFINITY
+ * when no play fits. */
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     const int base = row * s->pass.cols;
     const uint64_t can = playable(s);
@@ -439,7 +447,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     left_upto[right] = most_left;
     codes_upto[right] = codes;
     float top = -INFINITY;
-    b->bingo = b->other = b->fixed_other = -INFINITY;
+    b->bingo = b->other = b->fixed_other = b->two_blanks = -INFINITY;
     SpanBounds *kept = s->spans;
     b->first = kept ? kept->count : 0;
     b->room = room;
@@ -466,9 +474,10 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             if (s->leaves) span_grow(&span);
             if (s->leaves && (blank_only[r] > s->rack[0] || HOLDS_NO_PLAY(r))) continue;
 #undef HOLDS_NO_PLAY
-            float blank = -INFINITY;
+            float blank = -INFINITY, two = -INFINITY;
             int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
-            float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL);
+            float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL,
+                                   s->rack[0] >= 2 ? &two : NULL);
             if (s->leaves && blank_only[r]) any = blank; /* by equity only: by score one span stands for the shorter */
             int exact = 0; /* the span's bound is its best bingo */
             if (bingo && s->leaves) {
@@ -482,6 +491,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
                 if (best >= 0) {
                     any = (float)best + s->best_leave[l + r];
                     blank = s->rack[0] ? any : -INFINITY;
+                    two = s->rack[0] >= 2 ? any : -INFINITY;
                     b->bingo = max_bound(b->bingo, any);
                     exact = 1;
                 }
@@ -498,6 +508,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             if (!exact) b->other = max_bound(b->other, any);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
+            b->two_blanks = max_bound(b->two_blanks, two);
             if (!s->leaves) break;
         }
         if (b->any[l] > top) top = b->any[l];
@@ -533,6 +544,7 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
         if (b->blank[l] > any[l]) b->blank[l] = any[l];
         top = max_bound(top, any[l]);
     }
+    if (b->two_blanks > top) b->two_blanks = top;
     return top;
 }
 
@@ -618,10 +630,11 @@ int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) 
 /* What the bounds need from the rack: its tile values, highest first (blanks 0), and, when
  * ranking by equity, the best leave value left after playing k tiles, over every part of
  * the rack of size k, keyed exactly as emit() keys it; blank_leave the same over the
- * parts with a blank (by score 0, and -inf for every k on a rack without one). */
+ * parts with a blank, two_leave over those with two (by score 0, and -inf for every k on
+ * a rack without them). */
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
                         int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1],
-                        float blank_leave[MAX_RACK + 1]) {
+                        float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]) {
     int n = 0;
     for (int t = 0; t <= r->alphabet; t++)
         for (int c = 0; c < rack[t] && n < MAX_RACK; c++) {
@@ -630,21 +643,31 @@ void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves,
             for (; j > 0 && tile_desc[j - 1] < v; j--) tile_desc[j] = tile_desc[j - 1];
             tile_desc[j] = v;
         }
-    for (int k = 0; k <= MAX_RACK; k++) blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
+    for (int k = 0; k <= MAX_RACK; k++) {
+        blank_leave[k] = rack[0] && k ? 0.0f : -INFINITY;
+        two_leave[k] = rack[0] >= 2 && k >= 2 ? 0.0f : -INFINITY;
+    }
     if (!leaves) return;
-    if (leaves->best) {
+    if (leaves->best) { /* the table's walk kept the best and the blank's: two blanks need a walk here */
         memcpy(best_leave, leaves->best, (MAX_RACK + 1) * sizeof *best_leave);
         memcpy(blank_leave, leaves->best_blank, (MAX_RACK + 1) * sizeof *blank_leave);
-        return;
+        if (rack[0] < 2) return;
+    } else {
+        for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
     }
-    for (int k = 0; k <= MAX_RACK; k++) best_leave[k] = blank_leave[k] = -INFINITY;
+    for (int k = 0; k <= MAX_RACK; k++) two_leave[k] = -INFINITY;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = rack_distinct(r, rack, tile);
     do { /* every sub-multiset of the rack, the empty one first */
         int k;
         size_t key = subrack_key(used, tile, distinct, leaves->key_step, &k);
         float v = key < leaves->keys ? leaves->value[key] : 0.0f;
-        if (k <= MAX_RACK && v > best_leave[k]) best_leave[k] = v;
-        if (k <= MAX_RACK && tile[0] == 0 && used[0] && v > blank_leave[k]) blank_leave[k] = v;
+        if (k > MAX_RACK) continue;
+        const int blanks = tile[0] == 0 ? used[0] : 0;
+        if (!leaves->best) {
+            if (v > best_leave[k]) best_leave[k] = v;
+            if (blanks && v > blank_leave[k]) blank_leave[k] = v;
+        }
+        if (blanks >= 2 && v > two_leave[k]) two_leave[k] = v;
     } while (next_subrack(used, tile, distinct, rack));
 }

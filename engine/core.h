@@ -120,6 +120,7 @@ typedef struct {
 typedef struct {
     float any[MAX_RACK + 1];
     float blank[MAX_RACK + 1];
+    float two_blanks; /* of the plays putting down two blanks, whatever l (-inf: fewer on the rack) */
     float bingo; /* the best bingo placed at this anchor, exactly (by equity); -inf: none */
     float other; /* the bound of every other play at this anchor */
     uint32_t first, spans; /* its spans refine_bounds may tighten, in the search's SpanBounds */
@@ -339,6 +340,9 @@ typedef struct {
     float blank_leave[MAX_RACK + 1];    /* best_leave when a blank is among the tiles (-inf: no blank) */
     float blank_bound[MAX_RACK + 1];    /* left_bound and deeper_bound of plays putting down a blank */
     float deeper_blank[MAX_RACK + 2];
+    float two_leave[MAX_RACK + 1];      /* best_leave when both of two blanks are among the tiles */
+    float two_bound;                    /* this anchor's bound of plays putting down two blanks */
+    int blanks_held;                    /* the rack's blanks when the search began */
 } Search;
 
 /* Letters the rack can put down: any letter while a blank remains. */
@@ -579,7 +583,7 @@ int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const Lea
 float refine_bounds(Search *s, AnchorBounds *b, float threshold);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
 int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most);
-void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1]);
+void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]);
 
 /* search.c: every play of a position, unranked */
 int time_is_up(const struct timespec *deadline);

@@ -197,7 +197,8 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
          * out of reach for this square and all the recursion below it */
         uint8_t hidden = 0;
         if (s->rack[0] && s->prune &&
-            !could_rank(s->out, s->leaves != NULL, s->blank_bound[s->left_len], next_order(s))) {
+            !could_rank(s->out, s->leaves != NULL,
+                        s->rack[0] < s->blanks_held ? s->two_bound : s->blank_bound[s->left_len], next_order(s))) {
             s->out->pruned = 1;
             hidden = s->rack[0];
             s->rack[0] = 0;
@@ -423,9 +424,10 @@ static int by_key(const void *a, const void *b) {
 
 /* Which prefix lengths could still rank, by could_rank on the bounds of this anchor: bit l
  * of `extend` for left parts of l tiles, of `deeper` for l or more, of `blanks` for l or
- * more with a blank. Only a play moves the floor: they are asked again after extending. */
+ * more with a blank; `two`, whether any play with two blanks could. Only a play moves the
+ * floor: they are asked again after extending. */
 typedef struct {
-    uint32_t extend, deeper, blanks;
+    uint32_t extend, deeper, blanks, two;
     uint32_t seen; /* the floor's rises when they were asked */
 } LeftRanks;
 
@@ -441,6 +443,7 @@ static void left_ranks(const Search *s, int room, LeftRanks *b) {
         b->deeper |= (uint32_t)could_rank(out, by_equity, s->deeper_bound[l], first) << l;
         if (has_blank) b->blanks |= (uint32_t)could_rank(out, by_equity, s->deeper_blank[l], first) << l;
     }
+    b->two = s->rack[0] < 2 || could_rank(out, by_equity, s->two_bound, first);
 }
 
 /* LeftPart at the anchor, led by the GADDAG, for a rack without a blank: `run` holds the n
@@ -457,7 +460,7 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     }
     if (!g) return 0; /* no word has a letter before these tiles: no play here */
     MoveBuf *out = s->out;
-    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
+    LeftRanks ranks = {~0u, ~0u, ~0u, 1, out->floor_rises - 1};
     int recheck = s->prune;
     LeftKeys k;
     k.n = k.overflow = 0;
@@ -545,7 +548,7 @@ static void left_part(Search *s, int room) {
     memcpy(count, s->rack, sizeof count);
     uint32_t at = 0;
     path[0] = 0;
-    LeftRanks ranks = {~0u, ~0u, ~0u, out->floor_rises - 1};
+    LeftRanks ranks = {~0u, ~0u, ~0u, 1, out->floor_rises - 1};
     int recheck = s->prune;
     const int has_blank = s->rack[0] > 0;
     /* what stands after the anchor: a prefix is extended only when some letter it can put
@@ -591,7 +594,9 @@ static void left_part(Search *s, int room) {
             }
         }
         for (;;) {
-            if (has_blank && go && (t->items[go].tile & BLANK_FLAG) && !(ranks.blanks >> level & 1)) {
+            /* a blank child after a prefix that holds one already puts down the second */
+            if (has_blank && go && (t->items[go].tile & BLANK_FLAG) &&
+                (!(ranks.blanks >> level & 1) || (!ranks.two && t->items[path[level - 1]].blanks < s->rack[0]))) {
                 out->pruned = 1; /* nor any longer left part using the blank: the rest of the list */
                 go = 0;
             }
@@ -617,7 +622,10 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
     memset(s->placed, 0, sizeof s->placed);
     s->left_len = 0;
     const int blanks = s->prune && s->rack[0];
-    if (blanks) s->blank_bound[0] = bounds->blank[0];
+    if (blanks) {
+        s->blank_bound[0] = bounds->blank[0];
+        s->two_bound = bounds->two_blanks;
+    }
     if (col > 0 && s->pass.cells[idx - 1]) {
         int c = col - 1;
         while (c > 0 && s->pass.cells[idx - (col - c) - 1]) c--;
@@ -756,7 +764,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     SpanBound span_items[LOCAL_SPANS];
     SpanBounds spans = {span_items, 0, LOCAL_SPANS};
     if (passes[0].parts) passes[0].spans = passes[1].spans = &spans;
-    /* each anchor's bounds (228 bytes): on the stack for the usual few dozen anchors, on the
+    /* each anchor's bounds (232 bytes): on the stack for the usual few dozen anchors, on the
      * heap (room for every square of both passes) past LOCAL_ANCHORS */
     AnchorBounds local[LOCAL_ANCHORS], *bounds = local;
     size_t n = 0;
@@ -858,8 +866,8 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         }
     }
     int32_t tile_desc[MAX_RACK] = {0};
-    float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1];
-    rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave);
+    float best_leave[MAX_RACK + 1] = {0}, blank_leave[MAX_RACK + 1], two_leave[MAX_RACK + 1];
+    rack_bounds(rack, r, a->leaves, tile_desc, best_leave, blank_leave, two_leave);
     const Anagrams *anagrams = g->anagrams.slots ? &g->anagrams : NULL;
     Bingos bingos[1];
     bingos_init(bingos, anagrams, rack, r);
@@ -881,6 +889,8 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         memcpy(p->tile_desc, tile_desc, sizeof tile_desc);
         memcpy(p->best_leave, best_leave, sizeof best_leave);
         memcpy(p->blank_leave, blank_leave, sizeof blank_leave);
+        memcpy(p->two_leave, two_leave, sizeof two_leave);
+        p->blanks_held = rack[0];
         p->prune = a->limit >= 0 && !a->count_all;
         p->out = buf;
         p->failed = 0;

@@ -267,6 +267,33 @@ def test_leave_values_larger_than_scores_still_bound_equity():
             assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
 
 
+def test_two_blank_racks_with_any_leave_values_bound_equity():
+    """Racks with two blanks, under leave values drawn at random for every part kept: plays
+    putting down both blanks have a bound of their own (the two on the lightest squares,
+    the best leave of the parts holding both), and the walk skips the second blank where
+    that bound cannot rank. Where keeping a blank is worth nothing or less, the best plays
+    put both down, so a bound too low would show here."""
+    solver = solver_for("english")
+    rules = solver.rules
+    rng = random.Random(23)
+    boards = positions("english")
+    used_both = 0
+    for trial in range(30):
+        board = boards[trial * 5 % len(boards)]
+        rack = random_rack(board, rng).replace("?", "")[:5] + "??"
+        tiles = sorted(0 if ch == "?" else rules.letter_index[ch] for ch in rack)
+        values = {}
+        for mask in range(1, 1 << len(tiles)):
+            kept = tuple(sorted(t for i, t in enumerate(tiles) if mask >> i & 1))
+            blanks = kept.count(0)
+            values[kept] = rng.choice([-30.0, -4.5, 0.0, 6.5, 25.0]) - 40.0 * blanks * (trial % 2)
+        leaves = Leaves(Leaves.to_bytes(values), rules)
+        for n in (1, 3):
+            full, _ = assert_head(solver, board, rack, n, rank="equity", leaves=leaves)
+        used_both += sum(ch.islower() for _, _, ch in full[0].placed) == 2
+    assert used_both >= 5, "too few racks whose best play puts down both blanks"
+
+
 def test_spans_whose_best_leaves_spell_no_word_still_bound_equity():
     """A made-up lexicon where most parts of a rack spell nothing, and leave values that make
     the leave decide: an anchor's bounds, once it comes up, keep only the leaves of parts

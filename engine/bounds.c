@@ -42,12 +42,17 @@ int rack_spells(const Search *s, uint64_t with, int board_tiles) {
 }
 
 /* The letters x a blank can stand for in a bingo with board letters `with`: with one blank,
- * those that spell a word; with two, those that do with some second letter y >= x. */
-static uint64_t blank_letters(const Search *s, uint64_t with) {
+ * those that spell a word; with two, those that do with some second letter y >= x, each
+ * such pair x <= y kept in pair[*pairs], unless there are more than MANY_PAIRS: then *many
+ * is set and the letters found so far are returned (the search stops there: such a span is
+ * left to the walk, see best_bingo). */
+static uint64_t blank_letters(const Search *s, uint64_t with, int *many, uint8_t *pairs, uint8_t (*pair)[2]) {
     const Anagrams *set = s->ctx.anagrams;
     const uint64_t key = s->bingos->key + with;
     const int alphabet = s->ctx.rules->alphabet;
     uint64_t letters = 0;
+    *many = 0;
+    *pairs = 0;
     for (int x = 1; x <= alphabet; x++) {
         if (s->rack[0] == 1) {
             if (anagram_has(set, key + set->code[x])) letters |= (uint64_t)1 << x;
@@ -56,7 +61,12 @@ static uint64_t blank_letters(const Search *s, uint64_t with) {
         for (int y = x; y <= alphabet; y++)
             if (anagram_has(set, key + set->code[x] + set->code[y])) {
                 letters |= (uint64_t)1 << x;
-                break;
+                if (*pairs == MANY_PAIRS) {
+                    *many = 1;
+                    return letters;
+                }
+                pair[*pairs][0] = (uint8_t)x;
+                pair[(*pairs)++][1] = (uint8_t)y;
             }
     }
     return letters;
@@ -68,20 +78,25 @@ static int bingo_answer(Search *s, uint64_t with, int board_tiles) {
     Bingos *b = s->bingos;
     int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
     if (!b->asked[i].known || b->asked[i].with != with) {
-        const uint64_t letters = s->rack[0] ? blank_letters(s, with) : 0;
+        int many = 0;
+        b->asked[i].pairs = 0;
+        const uint64_t letters = s->rack[0] ? blank_letters(s, with, &many, &b->asked[i].pairs, b->asked[i].pair) : 0;
         b->asked[i].with = with;
         b->asked[i].known = 1;
+        b->asked[i].many = (int8_t)many;
         b->asked[i].letters = letters;
         b->asked[i].spells = (int8_t)(s->rack[0] ? letters != 0 : rack_spells(s, with, board_tiles));
     }
     return i;
 }
 
-/* rack_spells, remembered for the search. */
+/* rack_spells, remembered for the search. By score, two blanks with board letters are
+ * taken to spell one (they nearly always do, and by score nothing else is asked of them:
+ * the letter pairs would cost more than the spans they drop). */
 static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
     Bingos *b = s->bingos;
     if (!board_tiles) return b->alone;
-    if (!b->checked) return 1;
+    if (!b->checked || (s->rack[0] >= 2 && !s->leaves)) return 1;
     return b->asked[bingo_answer(s, with, board_tiles)].spells;
 }
 
@@ -354,24 +369,31 @@ static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, i
 
 /* The best bingo that fits columns [start, end) of `row`, the span holding board letters
  * whose codes sum to `with`: -1 when none does; -2 when it is not known (no anagram set,
- * or a rack that is not whole). With blanks, only the letters blank_letters found for the
- * first are tried (and, with two, each second letter whose key some word has). */
+ * a rack that is not whole, or two blanks that make more than MANY_PAIRS pairs of letters
+ * with words: an open lane, where laying every bingo costs more than the walk finding the
+ * best). With blanks, only the letters blank_letters found for the first are tried (and,
+ * with two, each second letter whose key some word has). */
 static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
     if (!set || !b->checked) return -2;
     const uint64_t key = b->key + with;
     if (!s->rack[0]) return place_bingos(s, key, row, start, end, (BlankAs){0, 0});
-    const int alphabet = s->ctx.rules->alphabet;
+    const int answer = bingo_answer(s, with, 1);
+    if (b->asked[answer].many) return -2;
     int32_t best = -1;
-    for (uint64_t x = b->asked[bingo_answer(s, with, 1)].letters; x; x &= x - 1) {
-        const unsigned t = (unsigned)__builtin_ctzll(x);
-        for (unsigned u = s->rack[0] == 2 ? t : 0; u <= (s->rack[0] == 2 ? (unsigned)alphabet : 0); u++) {
-            const uint64_t k = key + set->code[t] + (u ? set->code[u] : 0);
-            if (u && !anagram_has(set, k)) continue;
-            const int32_t got = place_bingos(s, k, row, start, end, (BlankAs){t, u});
+    if (s->rack[0] == 2) {
+        for (int i = 0; i < b->asked[answer].pairs; i++) {
+            const unsigned x = b->asked[answer].pair[i][0], y = b->asked[answer].pair[i][1];
+            const int32_t got = place_bingos(s, key + set->code[x] + set->code[y], row, start, end, (BlankAs){x, y});
             if (got > best) best = got;
         }
+        return best;
+    }
+    for (uint64_t x = b->asked[answer].letters; x; x &= x - 1) {
+        const unsigned t = (unsigned)__builtin_ctzll(x);
+        const int32_t got = place_bingos(s, key + set->code[t], row, start, end, (BlankAs){t, 0});
+        if (got > best) best = got;
     }
     return best;
 }
@@ -508,7 +530,7 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
             if (!exact) b->other = max_bound(b->other, any);
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
-            b->two_blanks = max_bound(b->two_blanks, two);
+            if (s->rack[0] >= 2) b->two_blanks = max_bound(b->two_blanks, two);
             if (!s->leaves) break;
         }
         if (b->any[l] > top) top = b->any[l];

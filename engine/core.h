@@ -275,7 +275,9 @@ typedef struct {
     struct {
         uint64_t with;    /* the board letters' codes */
         uint64_t letters; /* with blanks: bit x when the (first) blank as x spells one (blank_letters) */
-        int8_t known, spells;
+        int8_t known, spells, many; /* many: see blank_letters */
+        uint8_t pairs;               /* two blanks, not many: the letter pairs (x <= y) with words */
+        uint8_t pair[MANY_PAIRS][2];
     } asked[BINGO_ANSWERS];
 } Bingos;
 

@@ -425,10 +425,11 @@ def test_pruning_skips_work():
 
 
 def test_two_blank_racks_skip_work_by_equity():
-    """Two blanks by equity: the bingos are laid from their words (each pair of letters the
-    blanks can stand for), so the best bingo is known before any anchor is searched and
-    most of the board is never walked. (Walked, a rack with two blanks went through every
-    left part the pair allows: 7.6 M instructions a call on a bench board, 0.4 M laid.)"""
+    """Two blanks by equity: a bingo span's bingos are laid from their words (each pair of
+    letters the blanks can stand for), so its best is known before any anchor is searched
+    and most of the board is never walked; only lanes whose letters make more than
+    MANY_PAIRS pairs are left to the walk. (Walked, a rack with two blanks went through
+    every left part the pair allows: 7.6 M instructions a call on a bench board, 0.4 M.)"""
     solver = solver_for("english")
     leaves = twl06_leaves()
     rng = random.Random(12)
@@ -446,8 +447,8 @@ def test_two_blank_racks_skip_work_by_equity():
         generated += top.generated
         total += full.total
     assert len(shares) >= 12
-    # walked, these racks generated 14% of their plays, the median one 10%
-    assert generated < total / 12 and statistics.median(shares) < 0.01, (generated, total, shares)
+    # walked, these racks generated 14% of their plays, the median one 10% (laid: 5%, 3%)
+    assert generated < total / 12 and statistics.median(shares) < 0.05, (generated, total, shares)
 
 
 def test_count_all_searches_everything_under_a_limit():

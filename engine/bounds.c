@@ -10,7 +10,9 @@
 /* What rack_spells needs of the rack: its key, and whether it can be asked at all. */
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r) {
     int tiles = 0;
-    memset(b, 0, sizeof *b);
+    b->key = 0;
+    b->alone = 0;
+    for (int i = 0; i < BINGO_ANSWERS; i++) b->asked[i].known = 0; /* the rest is written when asked */
     for (int t = 0; t <= r->alphabet; t++) {
         tiles += rack[t];
         if (t && set) b->key += rack[t] * set->code[t];

@@ -596,7 +596,7 @@ static void left_part(Search *s, int room) {
         for (;;) {
             /* a blank child after a prefix that holds one already puts down the second */
             if (has_blank && go && (t->items[go].tile & BLANK_FLAG) &&
-                (!(ranks.blanks >> level & 1) || (!ranks.two && t->items[path[level - 1]].blanks < s->rack[0]))) {
+                (!(ranks.blanks >> level & 1) || (!ranks.two && t->items[go].blanks + 1 < s->rack[0]))) {
                 out->pruned = 1; /* nor any longer left part using the blank: the rest of the list */
                 go = 0;
             }

@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(PY) bench/lexicon.py
 	$(PY) bench/scoring.py
 	$(PY) bench/movegen.py
+	$(PY) bench/blank_racks.py
 	$(PY) bench/service.py
 	$(PY) bench/lanes.py
 	$(PY) bench/selfplay.py

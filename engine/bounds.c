@@ -24,8 +24,7 @@ void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rule
  * each blank tried as every letter (two blanks: every pair, 351 keys, most of them turned
  * away by the anagram set's filter without a probe). Yes when the rack is not checked
  * (Bingos.checked). */
-int rack_spells(const Search *s, uint64_t with, int board_tiles) {
-    (void)board_tiles;
+int rack_spells(const Search *s, uint64_t with) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
     const int alphabet = s->ctx.rules->alphabet, blanks = s->rack[0];
@@ -76,7 +75,7 @@ static uint64_t blank_letters(const Search *s, uint64_t with, int *many, uint8_t
 
 /* The answer remembered for board letters `with` (rack_spells; with blanks, the letters
  * the first can stand for (blank_letters), so that the bingos are laid only for those). */
-static int bingo_answer(Search *s, uint64_t with, int board_tiles) {
+static int bingo_answer(Search *s, uint64_t with) {
     Bingos *b = s->bingos;
     int i = (int)((with * 0x9E3779B97F4A7C15ull) >> (64 - BINGO_ANSWER_BITS));
     if (!b->asked[i].known || b->asked[i].with != with) {
@@ -87,7 +86,7 @@ static int bingo_answer(Search *s, uint64_t with, int board_tiles) {
         b->asked[i].known = 1;
         b->asked[i].many = (int8_t)many;
         b->asked[i].letters = letters;
-        b->asked[i].spells = (int8_t)(s->rack[0] ? letters != 0 : rack_spells(s, with, board_tiles));
+        b->asked[i].spells = (int8_t)(s->rack[0] ? letters != 0 : rack_spells(s, with));
     }
     return i;
 }
@@ -99,7 +98,7 @@ static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
     Bingos *b = s->bingos;
     if (!board_tiles) return b->alone;
     if (!b->checked || (s->rack[0] >= 2 && !s->leaves)) return 1;
-    return b->asked[bingo_answer(s, with, board_tiles)].spells;
+    return b->asked[bingo_answer(s, with)].spells;
 }
 
 
@@ -383,7 +382,7 @@ static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with)
     if (!set || !b->checked) return -2;
     const uint64_t key = b->key + with;
     if (!s->rack[0]) return place_bingos(s, key, row, start, end, (BlankAs){0, 0});
-    const int answer = bingo_answer(s, with, 1);
+    const int answer = bingo_answer(s, with);
     if (b->asked[answer].many) return -2;
     int32_t best = -1;
     if (s->rack[0] == 2) {

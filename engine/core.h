@@ -580,7 +580,7 @@ int pass_equal(const Pass *a, const Pass *b);
 
 /* bounds.c: what a search cannot beat, found before searching */
 void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rules *r);
-int rack_spells(const Search *s, uint64_t with, int board_tiles);
+int rack_spells(const Search *s, uint64_t with);
 int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves);
 float refine_bounds(Search *s, AnchorBounds *b, float threshold);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);

@@ -193,8 +193,8 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
         uint64_t todo = children & s->pass.cross[idx] & playable(s);
         if (!todo) return;
         int32_t lm = s->pass.lm[idx], wm = s->pass.wm[idx], cross = s->pass.cross_score[idx];
-        /* a blank goes down only where a play with one could still rank: else it is put
-         * out of reach for this square and all the recursion below it */
+        /* a blank goes down only where a play with one (the second of two: with both) could
+         * still rank: else it is put out of reach for this square and all the recursion below */
         uint8_t hidden = 0;
         if (s->rack[0] && s->prune &&
             !could_rank(s->out, s->leaves != NULL,
@@ -900,7 +900,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         p->order_base = 0;
         if ((mode & (dir ? MODE_DOWN : MODE_ACROSS)) && !a->prepared) prepare_pass(p, r, board, dir, playable(p));
     }
-    bingos->alone = rack_spells(&s[0], 0, 0);
+    bingos->alone = rack_spells(&s[0], 0);
     /* by equity with a limit, an anchor's bounds keep only the leaves of parts that spell
      * words, once it comes up to be searched */
     RackParts parts[1];

@@ -294,6 +294,29 @@ def test_two_blank_racks_with_any_leave_values_bound_equity():
     assert used_both >= 5, "too few racks whose best play puts down both blanks"
 
 
+def test_three_blank_racks_are_the_head_of_the_full_ranking():
+    """Эрудит has three blanks: after one is down, the bound of plays with two (or more)
+    covers the second and the third alike, in the prefix tree and in ExtendRight; its bingos
+    are not laid from words (two blanks at most are). Every board of two games, racks of
+    three blanks and four letters it leaves unseen."""
+    solver = solver_for("erudit")
+    rules = solver.rules
+    rng = random.Random(17)
+    checked = 0
+    for board in positions("erudit"):
+        left = unseen(board)
+        if left[0] < 3:
+            continue
+        letters = [t for t, n in left.items() if t for _ in range(n)]
+        if len(letters) < 4:
+            continue
+        rack = "".join(rules.alphabet[t - 1] for t in rng.sample(letters, 4)) + "???"
+        for n in (1, 3, 10):
+            assert_head(solver, board, rack, n)
+        checked += 1
+    assert checked >= 8
+
+
 def test_spans_whose_best_leaves_spell_no_word_still_bound_equity():
     """A made-up lexicon where most parts of a rack spell nothing, and leave values that make
     the leave decide: an anchor's bounds, once it comes up, keep only the leaves of parts

@@ -370,32 +370,52 @@ static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, i
     return best;
 }
 
-/* The best bingo that fits columns [start, end) of `row`, the span holding board letters
- * whose codes sum to `with`: -1 when none does; -2 when it is not known (no anagram set,
- * a rack that is not whole, or two blanks that make more than MANY_PAIRS pairs of letters
- * with words: an open lane, where laying every bingo costs more than the walk finding the
- * best). With blanks, only the letters blank_letters found for the first are tried (and,
- * with two, each second letter whose key some word has). */
-static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
+/* The keys of the bingos the rack may make with board letters whose codes sum to `with`,
+ * each with the letters its blanks stand for (BLANK_KEYS at most): without a blank the
+ * rack's own key; with blanks those the remembered answer holds (one: each letter that
+ * spells; two: each pair kept). -1 when they are not known: no anagram set, a rack that is
+ * not whole, or two blanks making words with more than MANY_PAIRS pairs (an open lane,
+ * where laying every bingo costs more than the walk finding the best). */
+#define BLANK_KEYS (MAX_LETTERS > MANY_PAIRS ? MAX_LETTERS : MANY_PAIRS)
+static int bingo_keys(Search *s, uint64_t with, uint64_t key[BLANK_KEYS], BlankAs as[BLANK_KEYS]) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
-    if (!set || !b->checked) return -2;
-    const uint64_t key = b->key + with;
-    if (!s->rack[0]) return place_bingos(s, key, row, start, end, (BlankAs){0, 0});
-    const int answer = bingo_answer(s, with);
-    if (b->asked[answer].many) return -2;
-    int32_t best = -1;
-    if (s->rack[0] == 2) {
-        for (int i = 0; i < b->asked[answer].pairs; i++) {
-            const unsigned x = b->asked[answer].pair[i][0], y = b->asked[answer].pair[i][1];
-            const int32_t got = place_bingos(s, key + set->code[x] + set->code[y], row, start, end, (BlankAs){x, y});
-            if (got > best) best = got;
-        }
-        return best;
+    if (!set || !b->checked) return -1;
+    const uint64_t base = b->key + with;
+    if (!s->rack[0]) {
+        key[0] = base;
+        as[0] = (BlankAs){0, 0};
+        return 1;
     }
-    for (uint64_t x = b->asked[answer].letters; x; x &= x - 1) {
+    const int answer = bingo_answer(s, with);
+    if (b->asked[answer].many) return -1;
+    int n = 0;
+    if (s->rack[0] == 2) {
+        for (; n < b->asked[answer].pairs; n++) {
+            const unsigned x = b->asked[answer].pair[n][0], y = b->asked[answer].pair[n][1];
+            key[n] = base + set->code[x] + set->code[y];
+            as[n] = (BlankAs){x, y};
+        }
+        return n;
+    }
+    for (uint64_t x = b->asked[answer].letters; x; x &= x - 1, n++) {
         const unsigned t = (unsigned)__builtin_ctzll(x);
-        const int32_t got = place_bingos(s, key + set->code[t], row, start, end, (BlankAs){t, 0});
+        key[n] = base + set->code[t];
+        as[n] = (BlankAs){t, 0};
+    }
+    return n;
+}
+
+/* The best bingo that fits columns [start, end) of `row`, the span holding board letters
+ * whose codes sum to `with`: -1 when none does; -2 when it is not known (bingo_keys). */
+static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
+    uint64_t key[BLANK_KEYS];
+    BlankAs as[BLANK_KEYS];
+    const int n = bingo_keys(s, with, key, as);
+    if (n < 0) return -2;
+    int32_t best = -1;
+    for (int i = 0; i < n; i++) {
+        const int32_t got = place_bingos(s, key[i], row, start, end, as[i]);
         if (got > best) best = got;
     }
     return best;
@@ -612,15 +632,14 @@ static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end
 }
 
 /* Every bingo at this anchor (the plays bingo spans hold, as anchor_bound finds the spans),
- * each laid from the words of the rack's letters, its blanks tried as every letter (two:
- * every pair whose key some word has): the count, or -1 when that is not known (no
- * anagram set, a rack not whole) or there are more than `most`. */
-int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) {
+ * each laid from the words of the rack's letters, its blanks as the letters bingo_keys
+ * gives: the count, or -1 when that is not known (bingo_keys) or there are more than
+ * `most`. */
+int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
     if (!set || !b->checked) return -1;
     const int base = row * s->pass.cols, size = s->ctx.rules->rack_size, cols = s->pass.cols;
-    const int alphabet = s->ctx.rules->alphabet, blanks = s->rack[0];
     int left_len = 0, room = 0;
     if (anchor > 0 && s->pass.cells[base + anchor - 1])
         while (left_len < anchor && s->pass.cells[base + anchor - 1 - left_len]) left_len++;
@@ -640,20 +659,15 @@ int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most) 
         const int start = anchor - l - left_len;
         int end = empty[r - 1] + 1;
         while (end < cols && s->pass.cells[base + end]) end++;
-        uint64_t key = b->key;
+        uint64_t with = 0;
         for (int c = start; c < end; c++)
-            if (s->pass.cells[base + c]) key += set->code[s->pass.cells[base + c] & TILE_MASK];
-        if (!blanks) {
-            if (lay_bingos(s, key, row, start, end, anchor, (BlankAs){0, 0}, out, &n, most) < 0) return -1;
-            continue;
-        }
-        for (int x = 1; x <= alphabet; x++)
-            for (int y = blanks == 2 ? x : 0; y <= (blanks == 2 ? alphabet : 0); y++) {
-                const uint64_t k = key + set->code[x] + (y ? set->code[y] : 0);
-                if (!anagram_has(set, k)) continue;
-                if (lay_bingos(s, k, row, start, end, anchor, (BlankAs){(unsigned)x, (unsigned)y}, out, &n, most) < 0)
-                    return -1;
-            }
+            if (s->pass.cells[base + c]) with += set->code[s->pass.cells[base + c] & TILE_MASK];
+        uint64_t key[BLANK_KEYS];
+        BlankAs as[BLANK_KEYS];
+        const int keys = bingo_keys(s, with, key, as);
+        if (keys < 0) return -1;
+        for (int i = 0; i < keys; i++)
+            if (lay_bingos(s, key[i], row, start, end, anchor, as[i], out, &n, most) < 0) return -1;
     }
     return n;
 }

@@ -584,7 +584,7 @@ int rack_spells(const Search *s, uint64_t with);
 int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves);
 float refine_bounds(Search *s, AnchorBounds *b, float threshold);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
-int bingo_plays(const Search *s, int row, int anchor, BingoPlay *out, int most);
+int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]);
 
 /* search.c: every play of a position, unranked */

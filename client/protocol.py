@@ -106,6 +106,8 @@ MAX_ENDGAME_PLIES = 64  # engine/endgame.py
 SIM_RANKS = ("spread", "win")  # mean spread, or the win model's chance given the lead
 POLICIES = ("score", "equity", "sim", "endgame")  # endgame: equity, then the solver
 MAX_SIM_ITERATIONS = 10_000  # per simulate job; a simulation is split into many jobs
+MAX_POOL_PIECES = 64  # a pooled simulation's round is cut into at most this many pieces
+POOL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn of an annotation, per move of a sim player
 MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
@@ -447,16 +449,49 @@ class SimulateRequest(Kind):
         ),
     )  # fmt: skip
 
+    pool: str | None = field(
+        default=None,
+        metadata=wire(str, 1, 64, "the whole simulation, its rounds shared by the pool's jobs"),
+    )
+    round_size: int = field(
+        default=100,
+        metadata=wire(int, 1, MAX_SIM_ITERATIONS, "with `pool`: iterations between prunings"),
+    )
+    confidence: float = field(
+        default=0.99,
+        metadata=wire((int, float), 0, 0.999999, "with `pool`: pruning's confidence; 0 none"),
+    )
+    rank: str = field(
+        default="spread",
+        metadata=wire(str, doc="with `pool`: what pruning ranks by", choices=SIM_RANKS),
+    )
+    pieces: int = field(
+        default=1,
+        metadata=wire(int, 1, MAX_POOL_PIECES, "with `pool`: pieces a round is cut into"),
+    )
+
     KIND = "simulate"
 
     def __post_init__(self) -> None:
         _normalise(self, "only", tuple(sorted(set(self.only))))
+        _normalise(self, "confidence", float(self.confidence))
 
     def validate(self, limits: Limits) -> None:
         if any(c >= self.candidates for c in self.only):
             raise ProtocolError(
                 BAD_VALUE, f"'only' must list candidate numbers 0..{self.candidates - 1}"
             )
+        if self.pool is None:
+            return
+        if not set(self.pool) <= POOL_CHARACTERS:
+            raise ProtocolError(
+                BAD_VALUE, "'pool' may hold only letters, digits, '-' and '_' (it names Redis keys)"
+            )
+        if self.first or self.only:
+            raise ProtocolError(
+                BAD_VALUE, "a job with 'pool' runs the whole simulation: 'first' must be 0 "
+                "and 'only' empty",
+            )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,16 @@ class SimulateResult(Result):
         default_factory=list,
         metadata=wire(list, doc="beside each value, the tiles not on the board when it stopped"),
     )
+    pruned: list = field(
+        default_factory=list,
+        metadata=wire(list, doc="with `pool`: for each candidate, whether pruning dropped it"),
+    )
+    complete: bool = field(
+        default=True,
+        metadata=wire(
+            bool, doc="with `pool`: false when the job's time ran out first (send it again)"
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ engine uses, so the answer equals engine.simulate.Simulation.run for the same se
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
@@ -21,6 +22,7 @@ from . import protocol as p
 from .client import AnalysisClient, Progress
 
 MAX_SHARES = 64  # jobs a round is split into by default, however many workers are listed
+POOL_PIECES_PER_JOB = 1  # a pooled round's pieces per job: a worker done early takes another
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,15 @@ def simulate(
     every round. The answer is the same for any split."""
     if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
-    # anyone may register a worker name: a few dozen shares is as fine as any split gets
-    shares = min(client.capacity(), MAX_SHARES) if per_job is None else 0
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)
     lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
+    # anyone may register a worker name: a few dozen shares is as fine as any split gets
+    shares = min(client.capacity(), MAX_SHARES) if per_job is None else 0
+    # (forked processes share no memory: they take the rounds as jobs, as before)
+    if per_job is None and settings.iterations <= p.MAX_SIM_ITERATIONS and not (
+        client.embedded and client.processes
+    ):
+        return _pooled(client, job, settings, shares, lead, timeout, progress)
     tables: list[list] = []
     bar = Progress(settings.iterations, what="iterations") if progress else None
     ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
@@ -116,6 +123,66 @@ def simulate(
     unplayed = [ends.get(c, []) for c in range(len(chosen))]
     pruned = [not a for a in alive]
     return summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)
+
+
+def _pooled(
+    client: AnalysisClient,
+    job: SimulationJob,
+    settings: Simulation,
+    shares: int,
+    lead: int,
+    timeout: float,
+    progress: bool,
+) -> list[CandidateStats]:
+    """The whole simulation as `shares` jobs of one pool, each round cut into pieces they
+    claim (PROTOCOL.md, shared rounds): a round costs the jobs a few Redis calls instead
+    of a job each. A job stopped by the server's time cap leaves its rounds in the pool;
+    the same jobs sent again go on from there, as long as each sending gets further."""
+    request = p.SimulateRequest(
+        job.cgp, job.ruleset, job.lexicon, job.leaves, job.rack, settings.candidates,
+        settings.plies, settings.seed, 0, settings.iterations, (), uuid.uuid4().hex,
+        settings.round_size, settings.confidence or 0, settings.rank,
+        min(p.MAX_POOL_PIECES, POOL_PIECES_PER_JOB * shares),
+    )  # fmt: skip
+    bar = Progress(settings.iterations, what="iterations") if progress else None
+    reached = -1
+    while True:
+        results = [_share(r) for r in client.analyze_many([request] * shares, timeout=timeout)]
+        done = [r for r in results if r.complete]
+        if done:
+            break
+        got = max(sum(len(v) for v in r.values) for r in results)
+        if got <= reached:
+            raise AnchorError(
+                "the simulation's jobs ran out of time before they finished a round: ask "
+                "the server for a longer time cap (worker --max-job-seconds), or simulate "
+                "less (fewer candidates, plies or iterations a round)"
+            )
+        reached = got
+    first = done[0]
+    if any((r.candidates, r.values, r.unplayed, r.pruned) != (first.candidates, first.values,
+           first.unplayed, first.pruned) for r in done):  # fmt: skip
+        raise AnchorError(
+            "the workers disagree on the simulation (different lexica, or one replaced?)"
+        )
+    count = len(first.candidates)
+    if not (
+        isinstance(first.values, list) and isinstance(first.unplayed, list)
+        and isinstance(first.pruned, list)
+        and len(first.values) == len(first.unplayed) == len(first.pruned) == count
+        and all(len(v) == len(u) for v, u in zip(first.values, first.unplayed, strict=True))
+    ):  # fmt: skip
+        raise AnchorError(
+            "a worker answered a simulation without values, unplayed tiles and pruning for "
+            "every candidate (a worker of another version?)"
+        )
+    if bar:
+        bar.step(settings.iterations)
+        bar.close()
+    chosen = [Candidate(n, s, e, None) for n, s, e in first.candidates]
+    model = model_for(Ruleset.load(job.ruleset))
+    return summarize(chosen, first.values, lead, first.pruned, first.unplayed, model,
+                     settings.plies, settings.rank)  # fmt: skip
 
 
 def _share(result: dict) -> p.SimulateResult:

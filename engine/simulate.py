@@ -47,6 +47,10 @@ RANKS = ("spread", "win")  # what a simulation ranks candidates by
 # play_round(iterations, live) -> values[k][j] of candidate live[k] (every candidate when
 # live is None) in iteration iterations[j]
 PlayRound = Callable[[range, "list[int] | None"], list[list[float]]]
+# (values, unplayed): values as PlayRound's, and beside each the tiles not on the board
+# when that playout stopped
+Played = tuple[list[list[float]], list[list[int]]]
+PlayShare = Callable[[range, "list[int] | None"], Played]
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,25 +387,36 @@ class Simulation:
     ) -> list[CandidateStats]:
         """`run` on candidates of the caller's choosing (annotation adds the play made)."""
 
-        ends: list[list[int]] = [[] for _ in chosen]  # tiles unplayed where playouts stopped
-
-        def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
+        def play(iterations: range, live: list[int] | None) -> Played:
             now = list(range(len(chosen))) if live is None else live
             stopped: list[list[int]] = []
             values = iterate(solver, board, rack, leaves, [chosen[c] for c in now], self.plies,
                              self.seed, iterations, budget, stopped)  # fmt: skip
-            for c, left in zip(now, stopped, strict=True):
-                ends[c].extend(left)
-            return values
+            return values, stopped
 
         model = model_for(solver.rules)
-
-        def chances(c: int, v: list[float]) -> list[float]:
-            return win_chances(v, ends[c], lead, model, self.plies)
-
-        values, alive = self.rounds(play_round, chances)
+        values, alive, ends = self.schedule(play, lead, model)
         pruned = [not a for a in alive]
         return summarize(chosen, values, lead, pruned, ends, model, self.plies, self.rank)
+
+    def schedule(
+        self, play: PlayShare, lead: int, model: WinModel | None
+    ) -> tuple[list[list[float]], list[bool], list[list[int]]]:
+        """`rounds` keeping each candidate's unplayed tiles beside its values (what the win
+        model needs, for pruning by win and for the summary): (values, alive, unplayed)."""
+        ends: dict[int, list[int]] = {}
+
+        def play_round(iterations: range, live: list[int] | None) -> list[list[float]]:
+            values, stopped = play(iterations, live)
+            for c, left in zip(range(len(values)) if live is None else live, stopped, strict=True):
+                ends.setdefault(c, []).extend(left)
+            return values
+
+        def chances(c: int, v: list[float]) -> list[float]:
+            return win_chances(v, ends.get(c, []), lead, model, self.plies)
+
+        values, alive = self.rounds(play_round, chances)
+        return values, alive, [ends.get(c, []) for c in range(len(values))]
 
     def rounds(
         self,

@@ -31,6 +31,8 @@ from anchor.engine.simulate import (
     unseen_tiles,
     win_chances,
 )
+from anchor.worker import pooled
+from anchor.worker.pooled import pool_key
 from anchor.worker.runner import LexiconRegistry
 
 from .conftest import data_path
@@ -206,18 +208,53 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     client = AnalysisClient(server.url, queue=queue)
     fleet = simulate(client, job, settings, per_job=5)
     assert fleet == settings.run(solver, position.board, "ADEIOST", leaves, lead=93)
-    # by default each round is split over the workers serving the queue: two jobs of 10
+    # by default the whole simulation goes out as one pool of a job per worker serving
+    # the queue, each round cut into a piece per job; every piece is played once
     assert client.capacity() == 2
     sent = []
     analyze_many = client.analyze_many
 
     def counted(requests, **kwargs):
-        sent.append([r.iterations for r in requests])
+        sent.append(requests)
         return analyze_many(requests, **kwargs)
 
     client.analyze_many = counted
     assert simulate(client, job, settings) == fleet
-    assert sent and all(shares == [10, 10] for shares in sent), sent
+    assert len(sent) == 1 and len(sent[0]) == 2 and sent[0][0] == sent[0][1]
+    request = sent[0][0]
+    assert request.pool and request.pieces == 2 and request.iterations == 40
+    entries = server.client().xrange(pool_key(request))
+    assert sorted((int(e[b"r"]), int(e[b"i"])) for _, e in entries) == [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+    ]
+
+
+def test_one_worker_takes_every_piece_of_a_pool_of_two(server, queue, workers, solver, leaves,
+                                                       position):  # fmt: skip
+    """The untaken share: with one worker and two jobs, the first job claims every piece
+    (nothing waits for a job still queued) and the second reads the finished rounds."""
+    worker = workers(None, "--leaves", f"twl06={KLV2}")
+    settings = Simulation(candidates=4, plies=2, iterations=40, seed=12, round_size=20)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    client = AnalysisClient(server.url, queue=queue)
+    client.capacity = lambda: 2
+    sent = []
+    analyze_many = client.analyze_many
+
+    def counted(requests, **kwargs):
+        sent.extend(requests)
+        return analyze_many(requests, **kwargs)
+
+    client.analyze_many = counted
+    assert simulate(client, job, settings) == settings.run(
+        solver, position.board, "ADEIOST", leaves, lead=93
+    )
+    assert pooled.LATE_PIECE not in worker.log.read_text()  # no round waited out its patience
+    entries = server.client().xrange(pool_key(sent[0]))
+    assert len(entries) == 4 and len(sent) == 2
 
 
 def test_a_simulating_player_keeps_every_invariant(solver, leaves):

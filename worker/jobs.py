@@ -13,6 +13,7 @@ from rq.timeouts import JobTimeoutException
 from anchor.client import protocol as p
 from anchor.client.serializer import Packed
 
+from .exchange import Pools
 from .metrics import Metrics
 from .runner import Deadline, LexiconRegistry, run
 
@@ -28,6 +29,7 @@ class JobContext:
     limits: p.Limits
     metrics: Metrics  # the worker's counters
     seconds: float | None = None
+    pools: Pools | None = None  # where pooled simulations meet: the worker's Redis
 
 
 def analyze(payload: bytes, context: JobContext) -> Packed:
@@ -43,7 +45,7 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     metrics = context.metrics
     try:
         request = p.decode_request(payload, limits)
-        result = run(request, context.registry, limits, Deadline(context.seconds))
+        result = run(request, context.registry, limits, Deadline(context.seconds), context.pools)
     except p.ProtocolError as exc:
         metrics.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})

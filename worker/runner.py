@@ -21,6 +21,8 @@ from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
 from .analysis import analyze_position, run_analysis
+from .exchange import MEMORY_POOLS, Pools
+from .pooled import Setting, run_pooled
 from .registry import LexiconRegistry
 
 __all__ = ["Deadline", "LexiconRegistry", "analyze_position", "run", "run_request"]
@@ -72,13 +74,17 @@ def run(
     registry: LexiconRegistry,
     limits: p.Limits | None = None,
     deadline: Deadline | None = None,
+    pools: Pools | None = None,
 ) -> p.Result:
-    """A request -> its typed result (run_request without the packing)."""
+    """A request -> its typed result (run_request without the packing). `pools`: where
+    pooled simulations meet (the worker's Redis; None: this process's memory)."""
     limits = limits or p.Limits.unbounded()
     deadline = deadline or Deadline(limits.job_seconds)
     try:
         if isinstance(request, p.Request):
             return run_analysis(request, registry, limits, deadline.budget)
+        if isinstance(request, p.SimulateRequest):
+            return run_simulate(request, registry, limits, deadline, pools)
         return _RUNS[type(request)](request, registry, limits, deadline)
     except WorkLimitError:
         raise deadline.expired() from None
@@ -262,9 +268,15 @@ def run_preendgame(
 
 
 def run_simulate(
-    request: p.SimulateRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
+    request: p.SimulateRequest,
+    registry: LexiconRegistry,
+    limits: p.Limits,
+    deadline: Deadline,
+    pools: Pools | None = None,
 ) -> p.SimulateResult:
-    """One share of a simulation: every candidate's value for each of its iterations."""
+    """One share of a simulation: every candidate's value for each of its iterations; with
+    `pool`, the whole simulation, its rounds shared with the pool's other jobs (pooled.py)
+    through `pools` (the worker's Redis; in-process, this process's memory)."""
     from anchor.engine import simulate
 
     solver = registry.solver(request.ruleset, request.lexicon)
@@ -276,6 +288,12 @@ def run_simulate(
         check_rack(solver.rules, tiles)
         check_position(position.board, tiles)
         chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
+        if request.pool is not None:
+            lead = (
+                position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
+            )
+            setting = Setting(solver, position.board, rack, leaves, chosen, lead)
+            return run_pooled(request, setting, pools or MEMORY_POOLS, deadline.budget)
         only = request.only or tuple(range(len(chosen)))
         if any(c >= len(chosen) for c in only):
             raise p.ProtocolError(
@@ -296,7 +314,6 @@ def run_simulate(
 _RUNS: dict[type, Callable[..., p.Result]] = {
     p.SelfPlayRequest: run_selfplay,
     p.AnnotateRequest: run_annotate,
-    p.SimulateRequest: run_simulate,
     p.EndgameRequest: run_endgame,
     p.PreendgameRequest: run_preendgame,
 }

@@ -48,6 +48,7 @@ from rq.worker import WorkerStatus
 from anchor.client import protocol as p
 
 from .atomic import CLAIM, STORE, recorder, run_if
+from .exchange import RedisPools
 from .guard import AnchorJob
 from .jobs import JobContext
 from .metrics import HEALTH, METRICS
@@ -178,7 +179,9 @@ class AnchorWorker(SimpleWorker):
     # ------------------------------------------------------------ one job
     def execute_job(self, job, queue) -> None:
         seconds = self.apply_limits(job, queue)
-        job.context = JobContext(self.registry, self.limits, METRICS, seconds)
+        job.context = JobContext(
+            self.registry, self.limits, METRICS, seconds, RedisPools(self.connection)
+        )
         execution = self._claim(job, queue)
         if execution is None:
             log.warning("job put back before it started here", extra={"job": job.id})

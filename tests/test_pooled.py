@@ -1,0 +1,339 @@
+"""Pooled simulations (PROTOCOL.md, shared rounds): jobs that each run the whole simulation
+and share its rounds' pieces. Whatever the jobs do (run together, one after another, die
+holding a claim, run out of time, lose Redis, read a stranger's entries) the answer is the
+engine's own, and no piece is played twice unless one went missing."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import msgpack
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from anchor.client import protocol as p
+from anchor.client.client import AnalysisClient
+from anchor.client.simulation import SimulationJob, simulate
+from anchor.engine import Ruleset, Solver, parse_cgp
+from anchor.engine.errors import AnchorError
+from anchor.engine.leaves import Leaves
+from anchor.engine.simulate import Candidate, Simulation, summarize
+from anchor.engine.winpct import model_for
+from anchor.worker import pooled
+from anchor.worker.exchange import MemoryExchange, RedisExchange, RedisPools
+from anchor.worker.runner import Deadline, LexiconRegistry, run
+
+from .conftest import data_path
+from .service import TWL06
+
+ENGLISH = Ruleset.load("english")
+CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADEIOST/ 148/55 0"
+KLV2 = data_path("kwg", "TWL06.klv2")
+LEAD = 148 - 55
+
+
+@pytest.fixture(scope="module")
+def solver(magpie_twl06) -> Solver:
+    return Solver(magpie_twl06, ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def leaves() -> Leaves:
+    return Leaves.open(KLV2, ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def registry() -> LexiconRegistry:
+    return LexiconRegistry({"twl06": str(TWL06)}, leave_paths={"twl06": str(KLV2)})
+
+
+class Recorded(MemoryExchange):
+    """A pool in memory that keeps what was published: (thread, round, piece, claimed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.published: list[tuple[int, int, int, bool]] = []
+
+    def publish(self, round_no, piece, blob, pieces, claim):
+        self.published.append((threading.get_ident(), round_no, piece, claim))
+        return super().publish(round_no, piece, blob, pieces, claim)
+
+    def __call__(self, key: str, cap: int) -> Recorded:  # pools that always give this one
+        return self
+
+
+def request_for(settings: Simulation, pieces: int, pool: str = "t") -> p.SimulateRequest:
+    return p.SimulateRequest(
+        CGP, lexicon="twl06", leaves="twl06", candidates=settings.candidates,
+        plies=settings.plies, seed=settings.seed, iterations=settings.iterations, pool=pool,
+        round_size=settings.round_size, confidence=settings.confidence or 0,
+        rank=settings.rank, pieces=pieces,
+    )  # fmt: skip
+
+
+def stats_of(result: p.SimulateResult, settings: Simulation):
+    chosen = [Candidate(n, s, e, None) for n, s, e in result.candidates]
+    return summarize(chosen, result.values, LEAD, result.pruned, result.unplayed,
+                     model_for(ENGLISH), settings.plies, settings.rank)  # fmt: skip
+
+
+def engine_run(solver, leaves, settings: Simulation):
+    return settings.run(solver, parse_cgp(ENGLISH, CGP).board, "ADEIOST", leaves, lead=LEAD)
+
+
+def pieces_of(settings: Simulation, pieces: int, rounds: int) -> int:
+    """The pieces of the first `rounds` rounds (a round has no more than its iterations)."""
+    sizes = [min(settings.round_size, settings.iterations - r * settings.round_size)
+             for r in range(rounds)]  # fmt: skip
+    return sum(min(pieces, size) for size in sizes)
+
+
+SETTINGS = [
+    Simulation(candidates=6, plies=2, iterations=120, seed=5, round_size=30, confidence=0.9),
+    Simulation(
+        candidates=5, plies=1, iterations=90, seed=2, round_size=40, confidence=0.95, rank="win"
+    ),  # fmt: skip
+    Simulation(candidates=3, plies=2, iterations=7, seed=9, round_size=3, confidence=None),
+]
+
+
+@pytest.mark.parametrize("settings", SETTINGS)
+@pytest.mark.parametrize("pieces", [1, 4, 64])
+def test_one_pooled_job_is_the_engine_run(solver, leaves, registry, settings, pieces):
+    """One job alone plays every piece of every round, each once, and answers what the
+    engine does (pieces may outnumber a round's iterations: 64 over rounds of 3)."""
+    exchange = Recorded()
+    result = run(request_for(settings, pieces), registry, pools=exchange)
+    assert result.complete
+    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    played = [(r, i) for _, r, i, _ in exchange.published]
+    assert len(played) == len(set(played))
+    rounds = {r for r, _ in played}
+    assert len(played) == pieces_of(settings, pieces, len(rounds))
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:2])
+def test_jobs_on_threads_share_the_rounds(solver, leaves, registry, settings):
+    """Three jobs of one pool at once: each piece played once, by whichever job claimed
+    it, and all three answer the same, the engine's answer."""
+    exchange = Recorded()
+    request = request_for(settings, 6)
+    results: list[p.SimulateResult] = []
+
+    def job() -> None:
+        results.append(run(request, registry, pools=exchange))
+
+    threads = [threading.Thread(target=job) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and all(r == results[0] for r in results)
+    assert stats_of(results[0], settings) == engine_run(solver, leaves, settings)
+    played = [(r, i) for _, r, i, _ in exchange.published]
+    assert len(played) == len(set(played))
+
+
+def test_a_late_job_reads_the_rounds_and_plays_nothing(registry):
+    """The untaken share: a job that starts after the others finished (one worker, two
+    jobs) finds every round in the pool and answers at once, playing nothing."""
+    settings = SETTINGS[0]
+    exchange = Recorded()
+    first = run(request_for(settings, 2), registry, pools=exchange)
+    count = len(exchange.published)
+    assert run(request_for(settings, 2), registry, pools=exchange) == first
+    assert len(exchange.published) == count
+
+
+def test_a_piece_claimed_by_a_dead_job_is_played_after_the_patience(
+    solver, leaves, registry, monkeypatch
+):
+    """A job that claimed a piece and died: the job waiting for it plays it after the
+    patience, and the answer is unchanged."""
+    monkeypatch.setattr(pooled, "PATIENCE", 0.05)
+    settings = SETTINGS[0]
+    exchange = Recorded()
+    assert exchange.claim(0) == 0  # the dead job's claim of round 0's first piece
+    result = run(request_for(settings, 3), registry, pools=exchange)
+    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    unclaimed = [(r, i) for _, r, i, claimed in exchange.published if not claimed]
+    assert unclaimed == [(0, 0)]
+
+
+class Stopping:
+    """A deadline that runs out after `calls` questions (the engine asks before each
+    iteration): a job stopped mid-round, whatever the machine's speed."""
+
+    def __init__(self, calls: int):
+        self.calls = calls
+        self.seconds = 1.0
+
+    def budget(self) -> float:
+        self.calls -= 1
+        if self.calls < 0:
+            raise self.expired()
+        return 1.0
+
+    def expired(self) -> p.ProtocolError:
+        return Deadline(1.0).expired()
+
+
+def test_a_job_out_of_time_leaves_its_rounds_for_the_next(solver, leaves, registry):
+    """A job stopped by its time cap answers `complete: false` with the rounds merged so
+    far; the same job sent again goes on from the pool and ends at the engine's answer."""
+    settings = SETTINGS[0]
+    exchange = Recorded()
+    request = request_for(settings, 2)
+    partial = run(request, registry, deadline=Stopping(45), pools=exchange)
+    assert not partial.complete and partial.pruned == []
+    assert 0 < max(len(v) for v in partial.values) < settings.iterations
+    played = len(exchange.published)
+    result = run(request, registry, pools=exchange)
+    assert result.complete
+    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert len(exchange.published) > played
+
+
+def test_the_client_sends_a_stopped_simulation_again(solver, leaves, registry, monkeypatch):
+    """Embedded or fleet, the client sends the pool's jobs again while each sending gets
+    further, and says what to do when one cannot finish a round."""
+    settings = SETTINGS[0]
+    client = AnalysisClient(registry=registry)
+    real = pooled._Sharer._play
+    plays = {"left": 3}
+
+    def few(self, run_, now):  # three pieces a job, then its time is up
+        plays["left"] -= 1
+        if plays["left"] < 0:
+            raise pooled.OutOfTime
+        return real(self, run_, now)
+
+    sent = []
+    analyze_many = client.analyze_many
+
+    def counted(requests, **kwargs):
+        plays["left"] = 3
+        sent.append(len(requests))
+        return analyze_many(requests, **kwargs)
+
+    monkeypatch.setattr(pooled._Sharer, "_play", few)
+    monkeypatch.setattr(client, "analyze_many", counted)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    assert simulate(client, job, settings) == engine_run(solver, leaves, settings)
+    assert len(sent) > 1
+
+    def none(self, run_, now):
+        raise pooled.OutOfTime
+
+    monkeypatch.setattr(pooled._Sharer, "_play", none)
+    with pytest.raises(AnchorError, match="ran out of time before they finished a round"):
+        simulate(client, job, settings)
+
+
+def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, server):
+    """Anyone may write to Redis: entries of the wrong shape under the pool's key (bad
+    fields, bytes that are no msgpack, values of the wrong length or type) are skipped and
+    their pieces played here; a well-formed piece of other candidates is refused by name."""
+    settings = SETTINGS[0]
+    request = request_for(settings, 2, pool="strangers")
+    key = pooled.pool_key(request)
+    conn = server.client()
+    conn.delete(key, key + ":claims")
+    good_shape = [[0.0] * 15 for _ in range(6)], [[0] * 15 for _ in range(6)]
+    for fields in (
+        {"x": 1},
+        {"r": "zero", "i": 0, "b": b"x"},
+        {"r": -1, "i": 0, "b": b"x"},
+        {"r": 0, "i": 0, "b": b"\xc1\xc1"},
+        {"r": 0, "i": 0, "b": msgpack.packb(["stamp", [[1.0]], [[0]]])},
+        {"r": 0, "i": 1, "b": msgpack.packb([b"12345678", [["a"] * 15] * 6, good_shape[1]])},
+        {"r": 0, "i": 1, "b": msgpack.packb({"a": 1})},
+        {"r": 0, "i": 99, "b": msgpack.packb([b"1", *good_shape])},
+    ):
+        conn.xadd(key, fields)
+    result = run(request, registry, pools=RedisPools(conn))
+    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    conn.xadd(key.replace("strangers", "other"), {"r": 0, "i": 0, "b": b""})  # no effect
+    wrong = replace(request, pool="wrong")
+    wrong_key = pooled.pool_key(wrong)
+    conn.xadd(wrong_key, {"r": 0, "i": 0, "b": msgpack.packb([b"12345678", *good_shape])})
+    with pytest.raises(p.ProtocolError, match="different lexica"):
+        run(wrong, registry, pools=RedisPools(conn))
+
+
+def test_jobs_through_redis_share_and_a_late_one_plays_nothing(registry, server):
+    """Two jobs on threads through Redis, then a third: each piece in the stream once."""
+    settings = SETTINGS[1]
+    request = request_for(settings, 4, pool="shared")
+    key = pooled.pool_key(request)
+    conn = server.client()
+    conn.delete(key, key + ":claims")
+    results: list[p.SimulateResult] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(run(request, registry, pools=RedisPools(conn)))
+        )
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    entries = conn.xrange(key)
+    assert len(entries) == len({(e[b"r"], e[b"i"]) for _, e in entries})
+    results.append(run(request, registry, pools=RedisPools(conn)))
+    assert len(conn.xrange(key)) == len(entries)
+    assert results[0] == results[1] == results[2] and results[0].complete
+    assert 0 < conn.ttl(key) <= 3600 and 0 < conn.ttl(key + ":claims") <= 3600
+
+
+class Broken:
+    """A Redis connection that fails every call, as a full or vanished Redis does."""
+
+    def pipeline(self, *a, **k):
+        raise RedisConnectionError("gone")
+
+    def register_script(self, *a, **k):
+        raise RedisConnectionError("gone")
+
+    def xread(self, *a, **k):
+        raise RedisConnectionError("gone")
+
+
+def test_a_job_that_loses_redis_goes_on_alone(solver, leaves, registry):
+    settings = SETTINGS[0]
+    exchange = RedisExchange(Broken(), "anchor:pool:x:y", 100)
+    result = run(request_for(settings, 3), registry, pools=lambda key, cap: exchange)
+    assert not exchange.shared
+    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"pool": "a b"}, "'pool' may hold only"),
+        ({"pool": "x" * 65}, "'pool' must be 1..64"),
+        ({"pool": "x", "first": 3}, "'first' must be 0"),
+        ({"pool": "x", "only": [1]}, "'only' empty"),
+        ({"pool": "x", "pieces": 65}, "'pieces' must be 1..64"),
+        ({"pool": "x", "confidence": 1}, "'confidence' must be 0..0.999999"),
+        ({"pool": "x", "rank": "luck"}, "'rank' must be one of"),
+        ({"pool": "x", "round_size": 0}, "'round_size' must be 1..10000"),
+    ],
+)
+def test_pooled_requests_are_bounded(fields, message):
+    request = {"v": 1, "kind": "simulate", "cgp": CGP, **fields}
+    with pytest.raises(p.ProtocolError, match=message):
+        p.decode_request(p.pack(request))
+    ok = p.SimulateRequest(CGP, pool="a-Z_9", pieces=4, confidence=0, rank="win")
+    assert p.decode_request(p.encode_request(ok)) == ok
+
+
+def test_the_pool_key_names_the_whole_request():
+    """Jobs asking for different simulations never share a pool, whatever its name."""
+    one = request_for(SETTINGS[0], 2, pool="same")
+    assert pooled.pool_key(one) == pooled.pool_key(replace(one))
+    for change in ({"seed": 6}, {"pieces": 3}, {"leaves": "other"}, {"pool": "else"}):
+        assert pooled.pool_key(replace(one, **change)) != pooled.pool_key(one)
+    assert pooled.pool_key(one).startswith("anchor:pool:same:")

@@ -1,0 +1,256 @@
+"""Where the jobs of one pooled simulation meet (PROTOCOL.md, shared rounds): a counter per
+round that hands out its pieces, and a log of the pieces' values that every job reads.
+
+`RedisExchange` is the fleet's: a hash of claim counters and a stream of values under
+`anchor:pool:<pool>:<digest>`, the digest that of the whole request, so only jobs asking
+for the very same simulation ever share one. `MemoryExchange` is the embedded client's
+(threads of one process). Neither knows what a piece holds: pooled.py reads and checks it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from redis.exceptions import RedisError
+
+log = logging.getLogger("anchor.exchange")
+T = TypeVar("T")
+
+POOL_TTL = 3600  # seconds a pool's keys outlive its last write
+MAX_POOLS_IN_MEMORY = 64  # embedded: the pools kept, most recent first
+
+
+class Exchange(Protocol):
+    """One pooled simulation's shared state. Pieces are numbered within their round."""
+
+    @property
+    def shared(self) -> bool:
+        """False once the job goes on alone (nothing more will come from others)."""
+
+    def claim(self, round_no: int) -> int:
+        """The next unclaimed piece of the round (a number past its last when none is)."""
+
+    def publish(
+        self, round_no: int, piece: int, blob: bytes, pieces: int, claim: bool
+    ) -> tuple[int, int]:
+        """Add a piece's values; with `claim`, claim the next piece as well: the round's
+        (it has `pieces`), else the next round's, which the job plays once this round is
+        merged. (round, piece) claimed, or (-1, -1)."""
+
+    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+        """Every value published so far for each piece of the round (in the order they
+        came: a piece may be published twice, or by a stranger), after waiting up to
+        `seconds` for more when nothing is new."""
+
+
+class Pools(Protocol):
+    """Opens a pool's exchange by its key; `cap`: the entries it may need to hold."""
+
+    def __call__(self, key: str, cap: int) -> Exchange: ...
+
+
+class _Log:
+    """Entries read so far, by round and piece, in the order they came."""
+
+    __slots__ = ("rounds",)
+
+    def __init__(self) -> None:
+        self.rounds: dict[int, dict[int, list[bytes]]] = {}
+
+    def add(self, round_no: int, piece: int, blob: bytes) -> None:
+        self.rounds.setdefault(round_no, {}).setdefault(piece, []).append(blob)
+
+    def of(self, round_no: int) -> dict[int, list[bytes]]:
+        return {i: list(b) for i, b in self.rounds.get(round_no, {}).items()}
+
+    def count(self, round_no: int) -> int:
+        return sum(len(b) for b in self.rounds.get(round_no, {}).values())
+
+
+class RedisExchange:
+    """A pool in Redis: claims in a hash (field: the round), values in a stream (fields
+    r, i, b). Each write refreshes both keys' expiry; the stream is capped at `cap`
+    entries (a request's rounds times its pieces, with room for some played twice).
+
+    When Redis fails (full, gone) the job goes on alone: from then on it claims and
+    reads in its own memory, so it plays every piece it has not got; its answer is the
+    same, only not shared."""
+
+    __slots__ = ("_alone", "_claims", "_connection", "_cap", "_key", "_last", "_log")
+
+    def __init__(self, connection, key: str, cap: int):
+        self._connection = connection
+        self._key = key
+        self._claims = key + ":claims"
+        self._cap = cap
+        self._last = "0-0"
+        self._log = _Log()
+        self._alone: MemoryExchange | None = None
+
+    def claim(self, round_no: int) -> int:
+        def remote() -> int:
+            with self._connection.pipeline(transaction=False) as pipe:
+                pipe.hincrby(self._claims, str(round_no), 1)
+                pipe.expire(self._claims, POOL_TTL)
+                return int(pipe.execute()[0]) - 1
+
+        return self._or_alone(remote, lambda alone: alone.claim(round_no))
+
+    def publish(
+        self, round_no: int, piece: int, blob: bytes, pieces: int, claim: bool
+    ) -> tuple[int, int]:
+        def remote() -> tuple[int, int]:
+            keys = [self._key, self._claims]
+            args = [round_no, piece, blob, pieces if claim else -1, self._cap, POOL_TTL]
+            got = _publish_script(self._connection)(keys, args)
+            return int(got[0]), int(got[1])
+
+        return self._or_alone(
+            remote, lambda alone: alone.publish(round_no, piece, blob, pieces, claim)
+        )
+
+    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+        def remote() -> dict[int, list[bytes]]:
+            if not self._read(None) and seconds > 0:
+                self._read(max(1, int(seconds * 1000)))
+            return self._log.of(round_no)
+
+        return self._or_alone(remote, lambda alone: alone.pieces(round_no, 0.0))
+
+    @property
+    def shared(self) -> bool:
+        return self._alone is None
+
+    def _or_alone(self, remote: Callable[[], T], local: Callable[[MemoryExchange], T]) -> T:
+        if self._alone is None:
+            try:
+                return remote()
+            except RedisError as exc:
+                log.warning(
+                    "Redis failed a pooled simulation; it goes on alone",
+                    extra={"pool": self._key, "error": str(exc)},
+                )
+                self._alone = MemoryExchange()
+        return local(self._alone)
+
+    def _read(self, block_ms: int | None) -> bool:
+        """Read the stream past what was read; whether anything was there."""
+        got = self._connection.xread({self._key: self._last}, block=block_ms)
+        found = False
+        for _, entries in got or ():
+            for entry_id, fields in entries:
+                self._last = entry_id
+                found = True
+                entry = _entry(fields)
+                if entry is not None:
+                    self._log.add(*entry)
+        return found
+
+
+# KEYS: the stream, the claims. ARGV: round, piece, blob, the round's pieces (-1: claim
+# nothing), the stream's cap, the keys' expiry. One round trip for what a job does after
+# each piece: publish it, and claim its next piece, in this round or else in the next.
+_PUBLISH = """
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[5], '*', 'r', ARGV[1], 'i', ARGV[2], 'b', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+local pieces = tonumber(ARGV[4])
+if pieces < 0 then return {-1, -1} end
+local round = tonumber(ARGV[1])
+local n = redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+if n > pieces then
+  round = round + 1
+  n = redis.call('HINCRBY', KEYS[2], tostring(round), 1)
+end
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return {round, n - 1}
+"""
+
+
+def _publish_script(connection):
+    """The publish script registered on this connection (redis-py loads it once)."""
+    script = getattr(connection, "_anchor_publish", None)
+    if script is None:
+        script = connection.register_script(_PUBLISH)
+        connection._anchor_publish = script  # noqa: SLF001 - a cache on our own connection
+    return script
+
+
+def _entry(fields: dict) -> tuple[int, int, bytes] | None:
+    """(round, piece, blob) of a stream entry; None for one this protocol did not write
+    (anyone may write to Redis: a stray entry is skipped, and its piece played here)."""
+    try:
+        round_no, piece, blob = int(fields[b"r"]), int(fields[b"i"]), fields[b"b"]
+    except (KeyError, ValueError, TypeError):
+        return None
+    if round_no < 0 or piece < 0 or not isinstance(blob, bytes):
+        return None
+    return round_no, piece, blob
+
+
+class MemoryExchange:
+    """A pool among the threads of one process (the embedded client)."""
+
+    __slots__ = ("_claims", "_log", "_ready")
+    shared = True  # (the Condition is reentrant: publish claims while holding it)
+
+    def __init__(self) -> None:
+        self._claims: dict[int, int] = {}
+        self._log = _Log()
+        self._ready = threading.Condition(threading.RLock())
+
+    def claim(self, round_no: int) -> int:
+        with self._ready:
+            got = self._claims.get(round_no, 0)
+            self._claims[round_no] = got + 1
+            return got
+
+    def publish(
+        self, round_no: int, piece: int, blob: bytes, pieces: int, claim: bool
+    ) -> tuple[int, int]:
+        with self._ready:
+            self._log.add(round_no, piece, blob)
+            self._ready.notify_all()
+            if not claim:
+                return -1, -1
+            got = self.claim(round_no)
+            return (round_no, got) if got < pieces else (round_no + 1, self.claim(round_no + 1))
+
+    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+        with self._ready:
+            known = self._log.count(round_no)
+            if seconds > 0:
+                self._ready.wait_for(lambda: self._log.count(round_no) > known, seconds)
+            return self._log.of(round_no)
+
+
+class MemoryPools:
+    """The embedded client's pools by key, the most recent MAX_POOLS_IN_MEMORY kept."""
+
+    def __init__(self) -> None:
+        self._pools: OrderedDict[str, MemoryExchange] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, key: str, cap: int) -> MemoryExchange:
+        with self._lock:
+            pool = self._pools.pop(key, None) or MemoryExchange()
+            self._pools[key] = pool
+            while len(self._pools) > MAX_POOLS_IN_MEMORY:
+                self._pools.popitem(last=False)
+            return pool
+
+
+class RedisPools:
+    """The fleet's pools: one RedisExchange per job on the worker's connection."""
+
+    def __init__(self, connection) -> None:
+        self._connection = connection
+
+    def __call__(self, key: str, cap: int) -> RedisExchange:
+        return RedisExchange(self._connection, key, cap)
+
+
+MEMORY_POOLS = MemoryPools()

@@ -1,0 +1,246 @@
+"""A whole simulation run by every job of its pool, each round's pieces shared (PROTOCOL.md,
+shared rounds).
+
+Every job follows the same schedule (Simulation.schedule: rounds, pruning after each). A
+round is cut into pieces; a job claims pieces one at a time from the round's counter,
+plays and publishes each, and once none is left to claim reads the others' pieces and
+merges them all in iteration order, so every job prunes alike and ends with the answer
+one process gives. Nothing waits on a job that is not there: with one worker, its job
+claims every piece; a job taken later finds the rounds played and only reads them. A
+piece claimed but not published within the patience (a worker died, or was stopped at
+its time cap) is played by the job waiting for it; a piece is the same whoever plays it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import msgpack
+
+from anchor.client import protocol as p
+from anchor.engine import Board, Solver, WorkLimitError
+from anchor.engine.simulate import Candidate, Played, Simulation, iterate
+from anchor.engine.winpct import model_for
+
+from .exchange import Exchange
+
+log = logging.getLogger("anchor.pooled")
+
+PATIENCE = 2.0  # seconds a claimed piece may be missing before a waiting job plays it,
+PATIENCE_FACTOR = 4  # ... or this many times the slowest piece played here, if longer
+LATE_PIECE = "a piece claimed by another job did not come within the patience: played here"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """What a pooled job plays: the position, its candidates and the request."""
+
+    solver: Solver
+    board: Board
+    rack: str
+    leaves: object  # Leaves, or a trained model
+    chosen: list[Candidate]
+    lead: int
+
+
+class OutOfTime(Exception):
+    """The job reached its deadline; the rounds merged so far are in `values`."""
+
+
+def pool_key(request: p.SimulateRequest) -> str:
+    """The pool's Redis key: its name and the digest of the whole request, so jobs asking
+    for different simulations never share values, whatever pool name they give."""
+    digest = hashlib.sha256(p.encode_request(request)).hexdigest()[:32]
+    return f"anchor:pool:{request.pool}:{digest}"
+
+
+def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p.SimulateResult:
+    """The simulation `request` asks for, its rounds shared through `pools(key, cap)`."""
+    settings = Simulation(
+        candidates=request.candidates,
+        plies=request.plies,
+        iterations=request.iterations,
+        seed=request.seed,
+        round_size=request.round_size,
+        confidence=request.confidence or None,
+        rank=request.rank,
+    )
+    table = [[c.notation, c.score, round(c.equity, 3)] for c in setting.chosen]
+    rounds = math.ceil(request.iterations / request.round_size)
+    exchange = pools(pool_key(request), cap=2 * rounds * request.pieces + 64)
+    sharer = _Sharer(exchange, setting, request, table, budget)
+    everyone = list(range(len(setting.chosen)))
+    try:
+        values, alive, ends = settings.schedule(
+            sharer.play, setting.lead, model_for(setting.solver.rules)
+        )
+    except OutOfTime:
+        return p.SimulateResult(table, everyone, sharer.values(), sharer.ends(), [], False)
+    return p.SimulateResult(table, everyone, values, ends, [not a for a in alive], True)
+
+
+class _Sharer:
+    """Plays one job's part of each round and gathers the rest from the exchange."""
+
+    def __init__(self, exchange: Exchange, setting: Setting, request, table, budget):
+        self.exchange = exchange
+        self.setting = setting
+        self.request = request
+        self.stamp = hashlib.sha256(msgpack.packb(table)).digest()[:8]
+        self.budget = budget
+        self.slowest = 0.0
+        self.held: tuple[int, int] | None = None  # (round, piece) claimed ahead
+        self.merged: dict[int, tuple[list[float], list[int]]] = {}
+
+    def play(self, iterations: range, live: list[int] | None) -> Played:
+        """One round: (values, unplayed) of each live candidate, merged in order."""
+        now = list(range(len(self.setting.chosen))) if live is None else live
+        runs = _split(iterations, self.request.pieces)
+        round_no = iterations.start // self.request.round_size
+        have = self._read(round_no, runs, len(now), 0.0)
+        if len(have) < len(runs):
+            self._claim_and_play(round_no, runs, now, have)
+            self._gather(round_no, runs, now, have)
+        values: list[list[float]] = [[] for _ in now]
+        ends: list[list[int]] = [[] for _ in now]
+        for i in range(len(runs)):
+            for k, (v, u) in enumerate(zip(*have[i], strict=True)):
+                values[k].extend(v)
+                ends[k].extend(u)
+        for k, c in enumerate(now):
+            vals, left = self.merged.setdefault(c, ([], []))
+            vals.extend(values[k])
+            left.extend(ends[k])
+        return values, ends
+
+    def values(self) -> list[list[float]]:
+        return [self.merged.get(c, ([], []))[0] for c in range(len(self.setting.chosen))]
+
+    def ends(self) -> list[list[int]]:
+        return [self.merged.get(c, ([], []))[1] for c in range(len(self.setting.chosen))]
+
+    def _claim_and_play(self, round_no: int, runs: list[range], now, have: dict) -> None:
+        """Play pieces of the round while there are any to claim; the claim made after
+        the last is of the next round's, held until then."""
+        held, self.held = self.held, None
+        piece = held[1] if held and held[0] == round_no else self.exchange.claim(round_no)
+        while piece < len(runs):
+            if piece in have:
+                piece = self.exchange.claim(round_no)
+                continue
+            have[piece] = self._play(runs[piece], now)
+            blob = self._pack(have[piece])
+            got = self.exchange.publish(round_no, piece, blob, len(runs), claim=True)
+            if got[0] != round_no:
+                self.held = got
+                return
+            piece = got[1]
+
+    def _gather(self, round_no: int, runs: list[range], now, have: dict) -> None:
+        """Wait for the pieces others claimed; play those that do not come in time."""
+        since = time.monotonic()
+        while len(have) < len(runs):
+            patience = max(PATIENCE, PATIENCE_FACTOR * self.slowest)
+            left = patience - (time.monotonic() - since)
+            if left <= 0 or not self.exchange.shared:
+                for piece in range(len(runs)):
+                    if piece not in have:
+                        log.warning(LATE_PIECE, extra={"round": round_no, "piece": piece})
+                        have[piece] = self._play(runs[piece], now)
+                        blob = self._pack(have[piece])
+                        self.exchange.publish(round_no, piece, blob, len(runs), claim=False)
+                return
+            wait = min(left, self._time_left())
+            before = len(have)
+            have.update(
+                (i, got)
+                for i, got in self._read(round_no, runs, len(now), wait).items()
+                if i not in have
+            )
+            if len(have) > before:
+                since = time.monotonic()  # pieces are coming: whoever holds the rest is alive
+
+    def _time_left(self) -> float:
+        try:
+            left = self.budget()
+        except p.ProtocolError as exc:
+            if exc.code == p.TIMEOUT:
+                raise OutOfTime from None
+            raise
+        return math.inf if left is None else left
+
+    def _play(self, run: range, now: list[int]) -> tuple[list, list]:
+        s = self.setting
+        started = time.monotonic()
+        stopped: list[list[int]] = []
+        try:
+            values = iterate(
+                s.solver, s.board, s.rack, s.leaves, [s.chosen[c] for c in now],
+                self.request.plies, self.request.seed, run, self.budget, stopped,
+            )  # fmt: skip
+        except WorkLimitError:
+            raise OutOfTime from None
+        except p.ProtocolError as exc:
+            if exc.code == p.TIMEOUT:
+                raise OutOfTime from None
+            raise
+        self.slowest = max(self.slowest, time.monotonic() - started)
+        return values, stopped
+
+    def _pack(self, piece: tuple[list, list]) -> bytes:
+        return msgpack.packb([self.stamp, piece[0], piece[1]])
+
+    def _read(self, round_no: int, runs: list[range], live: int, wait: float) -> dict:
+        """The round's pieces that read as this simulation's, the first good one of each."""
+        out = {}
+        for piece, blobs in self.exchange.pieces(round_no, wait).items():
+            if piece >= len(runs):
+                continue
+            for blob in blobs:
+                got = self._unpack(blob, live, len(runs[piece]))
+                if got is not None:
+                    out[piece] = got
+                    break
+        return out
+
+    def _unpack(self, blob: bytes, live: int, size: int) -> tuple[list, list] | None:
+        """A piece's (values, unplayed) if it has this simulation's shape; None if not (a
+        stranger's write: the piece is then played here). Candidates other than this
+        job's are refused: the workers hold different lexica under one name."""
+        try:
+            stamp, values, ends = msgpack.unpackb(blob, strict_map_key=True)
+        except (ValueError, TypeError, msgpack.UnpackException):
+            return None
+        if not (
+            isinstance(values, list) and isinstance(ends, list)
+            and len(values) == len(ends) == live
+            and all(isinstance(v, list) and len(v) == size for v in values)
+            and all(isinstance(u, list) and len(u) == size for u in ends)
+            and all(type(x) in (int, float) for v in values for x in v)
+            and all(type(x) is int and 0 <= x <= 10_000 for u in ends for x in u)
+        ):  # fmt: skip
+            return None
+        if stamp != self.stamp:
+            raise p.ProtocolError(
+                p.BAD_POSITION,
+                "the jobs sharing this simulation found different candidates: their workers "
+                "hold different lexica or leaves under the same name",
+            )
+        return values, ends
+
+
+def _split(iterations: range, pieces: int) -> list[range]:
+    """The round cut into `pieces` runs (no more than its iterations), as even as can be,
+    the first ones one longer."""
+    count = min(pieces, len(iterations))
+    size, extra = divmod(len(iterations), count)
+    out, at = [], iterations.start
+    for i in range(count):
+        step = size + (i < extra)
+        out.append(range(at, at + step))
+        at += step
+    return out

@@ -148,15 +148,22 @@ class SimulateResult(Result):
         default_factory=list,
         metadata=wire(list, doc="beside each value, the tiles not on the board when it stopped"),
     )
-    pruned: list = field(
+    summary: list = field(
         default_factory=list,
-        metadata=wire(list, doc="with `pool`: for each candidate, whether pruning dropped it"),
+        metadata=wire(
+            list,
+            doc="with `pool`: `[notation, score, equity, iterations, mean, stdev, win_rate, "
+            "pruned]` each, best first",
+        ),
     )
     complete: bool = field(
         default=True,
         metadata=wire(
             bool, doc="with `pool`: false when the job's time ran out first (send it again)"
         ),
+    )
+    merged: int = field(
+        default=0, metadata=wire(int, doc="with `pool`: the iterations of the rounds merged")
     )
 
 

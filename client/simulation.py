@@ -55,10 +55,12 @@ def simulate(
     # anyone may register a worker name: a few dozen shares is as fine as any split gets
     shares = min(client.capacity(), MAX_SHARES) if per_job is None else 0
     # (forked processes share no memory: they take the rounds as jobs, as before)
-    if per_job is None and settings.iterations <= p.MAX_SIM_ITERATIONS and not (
-        client.embedded and client.processes
+    if (
+        per_job is None
+        and settings.iterations <= p.MAX_SIM_ITERATIONS
+        and not (client.embedded and client.processes)
     ):
-        return _pooled(client, job, settings, shares, lead, timeout, progress)
+        return _pooled(client, job, settings, shares, timeout, progress)
     tables: list[list] = []
     bar = Progress(settings.iterations, what="iterations") if progress else None
     ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
@@ -130,7 +132,6 @@ def _pooled(
     job: SimulationJob,
     settings: Simulation,
     shares: int,
-    lead: int,
     timeout: float,
     progress: bool,
 ) -> list[CandidateStats]:
@@ -145,13 +146,15 @@ def _pooled(
         min(p.MAX_POOL_PIECES, POOL_PIECES_PER_JOB * shares),
     )  # fmt: skip
     bar = Progress(settings.iterations, what="iterations") if progress else None
-    reached = -1
+    reached = 0
     while True:
         results = [_share(r) for r in client.analyze_many([request] * shares, timeout=timeout)]
         done = [r for r in results if r.complete]
+        got = max(r.merged for r in results)
+        if bar and got > reached:
+            bar.step(got - reached)
         if done:
             break
-        got = max(sum(len(v) for v in r.values) for r in results)
         if got <= reached:
             raise AnchorError(
                 "the simulation's jobs ran out of time before they finished a round: ask "
@@ -159,30 +162,39 @@ def _pooled(
                 "less (fewer candidates, plies or iterations a round)"
             )
         reached = got
-    first = done[0]
-    if any((r.candidates, r.values, r.unplayed, r.pruned) != (first.candidates, first.values,
-           first.unplayed, first.pruned) for r in done):  # fmt: skip
+    if bar:
+        bar.close()
+    try:
+        answers = [[_stats(row) for row in r.summary] for r in done]
+        if not all(answers):
+            raise ValueError("no summary")
+    except (TypeError, ValueError):
+        raise AnchorError(
+            "a worker answered a pooled simulation without its summary rows (a worker of "
+            "another version?)"
+        ) from None
+    if any(
+        a != answers[0] or r.candidates != done[0].candidates
+        for a, r in zip(answers, done, strict=True)
+    ):
         raise AnchorError(
             "the workers disagree on the simulation (different lexica, or one replaced?)"
         )
-    count = len(first.candidates)
-    if not (
-        isinstance(first.values, list) and isinstance(first.unplayed, list)
-        and isinstance(first.pruned, list)
-        and len(first.values) == len(first.unplayed) == len(first.pruned) == count
-        and all(len(v) == len(u) for v, u in zip(first.values, first.unplayed, strict=True))
-    ):  # fmt: skip
-        raise AnchorError(
-            "a worker answered a simulation without values, unplayed tiles and pruning for "
-            "every candidate (a worker of another version?)"
-        )
-    if bar:
-        bar.step(settings.iterations)
-        bar.close()
-    chosen = [Candidate(n, s, e, None) for n, s, e in first.candidates]
-    model = model_for(Ruleset.load(job.ruleset))
-    return summarize(chosen, first.values, lead, first.pruned, first.unplayed, model,
-                     settings.plies, settings.rank)  # fmt: skip
+    return answers[0]
+
+
+def _stats(row: list) -> CandidateStats:
+    """A summary row, checked: [notation, score, equity, iterations, mean, stdev, win_rate,
+    pruned]."""
+    notation, score, equity, iterations, mean, stdev, win_rate, pruned = row
+    kinds = (str, int, float, int, float, float, float, bool)
+    fields = (notation, score, equity, iterations, mean, stdev, win_rate, pruned)
+    if not all(
+        isinstance(v, k) and (k is not int or type(v) is int)
+        for v, k in zip(fields, kinds, strict=True)
+    ):
+        raise TypeError("a summary row of the wrong types")
+    return CandidateStats(*fields)
 
 
 def _share(result: dict) -> p.SimulateResult:

@@ -18,8 +18,7 @@ from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Ruleset, Solver, parse_cgp
 from anchor.engine.errors import AnchorError
 from anchor.engine.leaves import Leaves
-from anchor.engine.simulate import Candidate, Simulation, summarize
-from anchor.engine.winpct import model_for
+from anchor.engine.simulate import CandidateStats, Simulation
 from anchor.worker import pooled
 from anchor.worker.exchange import MemoryExchange, RedisExchange, RedisPools
 from anchor.worker.runner import Deadline, LexiconRegistry, run
@@ -72,10 +71,9 @@ def request_for(settings: Simulation, pieces: int, pool: str = "t") -> p.Simulat
     )  # fmt: skip
 
 
-def stats_of(result: p.SimulateResult, settings: Simulation):
-    chosen = [Candidate(n, s, e, None) for n, s, e in result.candidates]
-    return summarize(chosen, result.values, LEAD, result.pruned, result.unplayed,
-                     model_for(ENGLISH), settings.plies, settings.rank)  # fmt: skip
+def stats_of(result: p.SimulateResult) -> list[CandidateStats]:
+    assert result.complete and not result.values
+    return [CandidateStats(*row) for row in result.summary]
 
 
 def engine_run(solver, leaves, settings: Simulation):
@@ -106,7 +104,7 @@ def test_one_pooled_job_is_the_engine_run(solver, leaves, registry, settings, pi
     exchange = Recorded()
     result = run(request_for(settings, pieces), registry, pools=exchange)
     assert result.complete
-    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert stats_of(result) == engine_run(solver, leaves, settings)
     played = [(r, i) for _, r, i, _ in exchange.published]
     assert len(played) == len(set(played))
     rounds = {r for r, _ in played}
@@ -130,7 +128,7 @@ def test_jobs_on_threads_share_the_rounds(solver, leaves, registry, settings):
     for t in threads:
         t.join()
     assert len(results) == 3 and all(r == results[0] for r in results)
-    assert stats_of(results[0], settings) == engine_run(solver, leaves, settings)
+    assert stats_of(results[0]) == engine_run(solver, leaves, settings)
     played = [(r, i) for _, r, i, _ in exchange.published]
     assert len(played) == len(set(played))
 
@@ -156,7 +154,7 @@ def test_a_piece_claimed_by_a_dead_job_is_played_after_the_patience(
     exchange = Recorded()
     assert exchange.claim(0) == 0  # the dead job's claim of round 0's first piece
     result = run(request_for(settings, 3), registry, pools=exchange)
-    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert stats_of(result) == engine_run(solver, leaves, settings)
     unclaimed = [(r, i) for _, r, i, claimed in exchange.published if not claimed]
     assert unclaimed == [(0, 0)]
 
@@ -186,12 +184,12 @@ def test_a_job_out_of_time_leaves_its_rounds_for_the_next(solver, leaves, regist
     exchange = Recorded()
     request = request_for(settings, 2)
     partial = run(request, registry, deadline=Stopping(45), pools=exchange)
-    assert not partial.complete and partial.pruned == []
-    assert 0 < max(len(v) for v in partial.values) < settings.iterations
+    assert not partial.complete and partial.summary == []
+    assert 0 < partial.merged < settings.iterations
     played = len(exchange.published)
     result = run(request, registry, pools=exchange)
     assert result.complete
-    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert stats_of(result) == engine_run(solver, leaves, settings)
     assert len(exchange.published) > played
 
 
@@ -253,7 +251,7 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
     ):
         conn.xadd(key, fields)
     result = run(request, registry, pools=RedisPools(conn))
-    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert stats_of(result) == engine_run(solver, leaves, settings)
     conn.xadd(key.replace("strangers", "other"), {"r": 0, "i": 0, "b": b""})  # no effect
     wrong = replace(request, pool="wrong")
     wrong_key = pooled.pool_key(wrong)
@@ -306,7 +304,7 @@ def test_a_job_that_loses_redis_goes_on_alone(solver, leaves, registry):
     exchange = RedisExchange(Broken(), "anchor:pool:x:y", 100)
     result = run(request_for(settings, 3), registry, pools=lambda key, cap: exchange)
     assert not exchange.shared
-    assert stats_of(result, settings) == engine_run(solver, leaves, settings)
+    assert stats_of(result) == engine_run(solver, leaves, settings)
 
 
 @pytest.mark.parametrize(
@@ -337,3 +335,28 @@ def test_the_pool_key_names_the_whole_request():
     for change in ({"seed": 6}, {"pieces": 3}, {"leaves": "other"}, {"pool": "else"}):
         assert pooled.pool_key(replace(one, **change)) != pooled.pool_key(one)
     assert pooled.pool_key(one).startswith("anchor:pool:same:")
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (lambda results: results[0].pop("summary"), "without its summary rows"),
+        (lambda results: results[0]["summary"][0].__setitem__(3, True), "without its summary"),
+        (lambda results: results[1]["summary"].pop(), "the workers disagree"),
+    ],
+)
+def test_the_client_refuses_pooled_answers_it_cannot_trust(registry, monkeypatch, tamper, message):
+    """A worker of another version (no summary, or rows of the wrong types) or jobs of
+    one pool that answer differently are a clear error, not a traceback or a wrong table."""
+    client = AnalysisClient(registry=registry, threads=2)
+    real = client.analyze_many
+
+    def tampered(requests, **kwargs):
+        out = real(requests, **kwargs)
+        tamper(out)
+        return out
+
+    monkeypatch.setattr(client, "analyze_many", tampered)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    with pytest.raises(AnchorError, match=message):
+        simulate(client, job, Simulation(candidates=3, plies=1, iterations=4, round_size=4))

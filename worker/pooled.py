@@ -23,7 +23,7 @@ import msgpack
 
 from anchor.client import protocol as p
 from anchor.engine import Board, Solver, WorkLimitError
-from anchor.engine.simulate import Candidate, Played, Simulation, iterate
+from anchor.engine.simulate import Candidate, Played, Simulation, iterate, summarize
 from anchor.engine.winpct import model_for
 
 from .exchange import Exchange
@@ -48,7 +48,7 @@ class Setting:
 
 
 class OutOfTime(Exception):
-    """The job reached its deadline; the rounds merged so far are in `values`."""
+    """The job reached its deadline (the rounds merged so far stay in the pool)."""
 
 
 def pool_key(request: p.SimulateRequest) -> str:
@@ -73,14 +73,17 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     rounds = math.ceil(request.iterations / request.round_size)
     exchange = pools(pool_key(request), cap=2 * rounds * request.pieces + 64)
     sharer = _Sharer(exchange, setting, request, table, budget)
-    everyone = list(range(len(setting.chosen)))
+    model = model_for(setting.solver.rules)
     try:
-        values, alive, ends = settings.schedule(
-            sharer.play, setting.lead, model_for(setting.solver.rules)
-        )
+        values, alive, ends = settings.schedule(sharer.play, setting.lead, model)
     except OutOfTime:
-        return p.SimulateResult(table, everyone, sharer.values(), sharer.ends(), [], False)
-    return p.SimulateResult(table, everyone, values, ends, [not a for a in alive], True)
+        return p.SimulateResult(table, complete=False, merged=sharer.merged)
+    pruned = [not a for a in alive]
+    stats = summarize(setting.chosen, values, setting.lead, pruned, ends, model,
+                      settings.plies, settings.rank)  # fmt: skip
+    rows = [[s.notation, s.score, s.equity, s.iterations, s.mean, s.stdev, s.win_rate, s.pruned]
+            for s in stats]  # fmt: skip
+    return p.SimulateResult(table, summary=rows, merged=sharer.merged)
 
 
 class _Sharer:
@@ -94,7 +97,7 @@ class _Sharer:
         self.budget = budget
         self.slowest = 0.0
         self.held: tuple[int, int] | None = None  # (round, piece) claimed ahead
-        self.merged: dict[int, tuple[list[float], list[int]]] = {}
+        self.merged = 0  # iterations of the rounds merged so far
 
     def play(self, iterations: range, live: list[int] | None) -> Played:
         """One round: (values, unplayed) of each live candidate, merged in order."""
@@ -111,17 +114,8 @@ class _Sharer:
             for k, (v, u) in enumerate(zip(*have[i], strict=True)):
                 values[k].extend(v)
                 ends[k].extend(u)
-        for k, c in enumerate(now):
-            vals, left = self.merged.setdefault(c, ([], []))
-            vals.extend(values[k])
-            left.extend(ends[k])
+        self.merged += len(iterations)
         return values, ends
-
-    def values(self) -> list[list[float]]:
-        return [self.merged.get(c, ([], []))[0] for c in range(len(self.setting.chosen))]
-
-    def ends(self) -> list[list[int]]:
-        return [self.merged.get(c, ([], []))[1] for c in range(len(self.setting.chosen))]
 
     def _claim_and_play(self, round_no: int, runs: list[range], now, have: dict) -> None:
         """Play pieces of the round while there are any to claim; the claim made after

@@ -7,6 +7,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from anchor.engine import Ruleset, Solver
 from anchor.engine.leaves import Leaves
@@ -71,3 +73,21 @@ def test_the_english_model_is_calibrated_on_games_it_never_saw(magpie_twl06):
             assert abs(said - won) < 0.08, (said, won, len(rows))
             checked += 1
     assert checked >= 5
+
+
+@given(
+    st.sampled_from(sorted(MODELS)),
+    st.lists(
+        st.tuples(st.floats(-5000, 5000, allow_nan=False), st.integers(-2, 100)),
+        max_size=50,
+    ),
+    st.booleans(),
+)
+def test_many_chances_at_once_are_each_chance(name, playouts, on_turn):
+    """`chances` (what summaries and pruning by win use) gives exactly `after` of each."""
+    model = MODELS[name]
+    leads = [lead for lead, _ in playouts]
+    unplayed = [n for _, n in playouts]
+    assert model.chances(leads, unplayed, on_turn) == [
+        model.after(lead, n, on_turn) for lead, n in playouts
+    ]

@@ -125,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--per-job",
         type=positive,
-        help="iterations per job (default: each round split evenly over the workers serving "
-        "the queue, or over --threads in-process)",
+        help="send each round as jobs of this many iterations (default: the whole "
+        "simulation as one job per worker serving the queue, or per --threads in-process, "
+        "sharing every round)",
     )
     threads_option(sim)
     p.add_argument("--show-board", action="store_true", help="render the board first")

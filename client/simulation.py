@@ -1,7 +1,8 @@
 """A Monte Carlo simulation spread over the worker fleet (or run in-process when the
-client is embedded): each round's iterations are split into `simulate` jobs, their
-values merged in iteration order, and the candidates pruned with the very rule the
-engine uses, so the answer equals engine.simulate.Simulation.run for the same settings."""
+client is embedded), answering what engine.simulate.Simulation.run answers for the same
+settings: as pooled jobs that share the rounds among themselves (worker/pooled.py), or
+with each round's iterations split into `simulate` jobs, their values merged here in
+iteration order and the candidates pruned with the very rule the engine uses."""
 
 from __future__ import annotations
 
@@ -44,10 +45,11 @@ def simulate(
     timeout: float = 3600,
     progress: bool = False,
 ) -> list[CandidateStats]:
-    """The simulation's statistics per candidate, best first. Each round's iterations go
-    out as jobs of `per_job` iterations; None: split evenly over what the client can run
-    at once (the workers serving its queue, or its threads), so every one has a share of
-    every round. The answer is the same for any split."""
+    """The simulation's statistics per candidate, best first. By default the simulation
+    goes out whole, as one pooled job per worker serving the queue (or per thread
+    in-process), sharing every round; with `per_job`, or a simulation of more iterations
+    than a job may run, each round goes out as jobs of `per_job` iterations (split over
+    the workers when None). The answer is the same either way."""
     if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)

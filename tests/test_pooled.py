@@ -159,6 +159,40 @@ def test_a_piece_claimed_by_a_dead_job_is_played_after_the_patience(
     assert unclaimed == [(0, 0)]
 
 
+def test_a_job_waiting_for_a_piece_plays_ahead_and_keeps_the_survivors(
+    solver, leaves, registry, monkeypatch
+):
+    """While a partner's piece of round 0 is awaited, the job plays the first iterations
+    of the round-1 piece it already claimed, for the candidates then alive; round 1 then
+    uses them for the candidates pruning kept, and the answer is the engine's."""
+    settings = SETTINGS[0]
+    request = request_for(settings, 2)
+    alone = Recorded()
+    run(request, registry, pools=alone)
+    partner_piece = alone.pieces(0, 0.0)[0][0]  # what the partner will publish, late
+    exchange = Recorded()
+    assert exchange.claim(0) == 0  # the partner holds piece 0 of round 0
+    timer = threading.Timer(0.5, exchange.publish, (0, 0, partner_piece, 2, False))
+    steps = []
+    real = pooled._Sharer._play_ahead
+
+    def counted(self, ahead):
+        steps.append((ahead.round_no, ahead.piece, ahead.done))
+        return real(self, ahead)
+
+    monkeypatch.setattr(pooled._Sharer, "_play_ahead", counted)
+    timer.start()
+    try:
+        result = run(request, registry, pools=exchange)
+    finally:
+        timer.cancel()
+    assert steps and steps[0] == (1, 0, 0)
+    expected = engine_run(solver, leaves, settings)
+    assert stats_of(result) == expected
+    # some candidates were dropped after round 0: ahead played them, round 1 did not keep them
+    assert any(e.pruned and e.iterations == settings.round_size for e in expected)
+
+
 class Stopping:
     """A deadline that runs out after `calls` questions (the engine asks before each
     iteration): a job stopped mid-round, whatever the machine's speed."""

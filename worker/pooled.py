@@ -86,6 +86,22 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     return p.SimulateResult(table, summary=rows, merged=sharer.merged)
 
 
+@dataclass(slots=True)
+class _Ahead:
+    """The first iterations of a piece of the next round, claimed and played while this
+    round's last pieces are awaited, for the candidates alive then (pruning only drops
+    candidates, and a candidate's value in an iteration is the same whichever others are
+    played beside it: the survivors' values are kept)."""
+
+    round_no: int
+    piece: int
+    run: range
+    live: list[int]
+    values: list[list[float]]
+    ends: list[list[int]]
+    done: int = 0  # iterations of `run` played
+
+
 class _Sharer:
     """Plays one job's part of each round and gathers the rest from the exchange."""
 
@@ -97,6 +113,8 @@ class _Sharer:
         self.budget = budget
         self.slowest = 0.0
         self.held: tuple[int, int] | None = None  # (round, piece) claimed ahead
+        self.ahead: _Ahead | None = None
+        self.iteration = 0.0  # seconds an iteration took in the last piece played here
         self.merged = 0  # iterations of the rounds merged so far
 
     def play(self, iterations: range, live: list[int] | None) -> Played:
@@ -126,7 +144,7 @@ class _Sharer:
             if piece in have:
                 piece = self.exchange.claim(round_no)
                 continue
-            have[piece] = self._play(runs[piece], now)
+            have[piece] = self._play_piece(round_no, piece, runs[piece], now)
             blob = self._pack(have[piece])
             got = self.exchange.publish(round_no, piece, blob, len(runs), claim=True)
             if got[0] != round_no:
@@ -135,8 +153,10 @@ class _Sharer:
             piece = got[1]
 
     def _gather(self, round_no: int, runs: list[range], now, have: dict) -> None:
-        """Wait for the pieces others claimed; play those that do not come in time."""
+        """Wait for the pieces others claimed, playing ahead meanwhile when this job holds
+        a piece of the next round; play those that do not come in time."""
         since = time.monotonic()
+        ahead = self.ahead = self._ahead(round_no, runs, now)
         while len(have) < len(runs):
             patience = max(PATIENCE, PATIENCE_FACTOR * self.slowest)
             left = patience - (time.monotonic() - since)
@@ -149,6 +169,8 @@ class _Sharer:
                         self.exchange.publish(round_no, piece, blob, len(runs), claim=False)
                 return
             wait = min(left, self._time_left())
+            if ahead is not None and ahead.done < len(ahead.run):
+                wait = 0.0  # look, then play a few iterations more ahead
             before = len(have)
             have.update(
                 (i, got)
@@ -157,6 +179,46 @@ class _Sharer:
             )
             if len(have) > before:
                 since = time.monotonic()  # pieces are coming: whoever holds the rest is alive
+            elif wait == 0.0 and ahead is not None:
+                self._play_ahead(ahead)
+
+    def _ahead(self, round_no: int, runs: list[range], now: list[int]) -> _Ahead | None:
+        """Where to play ahead: the next round's piece this job holds, if there is one."""
+        held, request = self.held, self.request
+        start = runs[-1].stop
+        if held is None or held[0] != round_no + 1 or start >= request.iterations:
+            return None
+        following = range(start, min(start + request.round_size, request.iterations))
+        pieces = _split(following, request.pieces)
+        if held[1] >= len(pieces):
+            return None
+        empty = [[] for _ in now]
+        return _Ahead(round_no + 1, held[1], pieces[held[1]], list(now), empty, [[] for _ in now])
+
+    def _play_ahead(self, ahead: _Ahead) -> None:
+        """About a millisecond of iterations ahead (at least one), then back to look."""
+        count = max(1, int(0.001 / self.iteration)) if self.iteration > 0 else 1
+        run = ahead.run[ahead.done : ahead.done + count]
+        values, ends = self._play(run, ahead.live, timed=False)
+        for k in range(len(ahead.live)):
+            ahead.values[k].extend(values[k])
+            ahead.ends[k].extend(ends[k])
+        ahead.done += len(run)
+
+    def _play_piece(self, round_no: int, piece: int, run: range, now: list[int]) -> tuple:
+        """A piece's (values, unplayed), from what was played ahead of it and the rest."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is None or (ahead.round_no, ahead.piece) != (round_no, piece) or not ahead.done:
+            return self._play(run, now)
+        where = {c: k for k, c in enumerate(ahead.live)}
+        if not set(now) <= set(where):
+            return self._play(run, now)  # (cannot happen: pruning only drops candidates)
+        rest = range(run.start + ahead.done, run.stop)
+        values, ends = self._play(rest, now) if rest else ([[] for _ in now], [[] for _ in now])
+        return (
+            [ahead.values[where[c]] + values[k] for k, c in enumerate(now)],
+            [ahead.ends[where[c]] + ends[k] for k, c in enumerate(now)],
+        )
 
     def _time_left(self) -> float:
         try:
@@ -167,7 +229,7 @@ class _Sharer:
             raise
         return math.inf if left is None else left
 
-    def _play(self, run: range, now: list[int]) -> tuple[list, list]:
+    def _play(self, run: range, now: list[int], timed: bool = True) -> tuple[list, list]:
         s = self.setting
         started = time.monotonic()
         stopped: list[list[int]] = []
@@ -182,7 +244,10 @@ class _Sharer:
             if exc.code == p.TIMEOUT:
                 raise OutOfTime from None
             raise
-        self.slowest = max(self.slowest, time.monotonic() - started)
+        if timed:
+            took = time.monotonic() - started
+            self.slowest = max(self.slowest, took)
+            self.iteration = took / len(run)
         return values, stopped
 
     def _pack(self, piece: tuple[list, list]) -> bytes:

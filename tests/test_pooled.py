@@ -394,3 +394,18 @@ def test_the_client_refuses_pooled_answers_it_cannot_trust(registry, monkeypatch
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
     with pytest.raises(AnchorError, match=message):
         simulate(client, job, Simulation(candidates=3, plies=1, iterations=4, round_size=4))
+
+
+def test_a_wait_ends_at_once_on_a_piece_the_job_has_not_got():
+    """A piece published between a job's look and its wait is not waited past: the wait is
+    for a piece the job lacks, not for the next publication (threads sharing a pool in
+    memory waited out the whole patience on such a race, 2 s a round)."""
+    exchange = MemoryExchange()
+    exchange.publish(0, 1, b"late", 2, claim=False)
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(exchange.pieces(0, 60.0, have={0})))
+    waiter.start()
+    waiter.join(10)
+    assert not waiter.is_alive() and got == [{1: [b"late"]}]
+    exchange.publish(1, 0, b"mine", 2, claim=False)
+    assert exchange.pieces(1, 0.01, have={0}) == {0: [b"mine"]}  # nothing new: a short wait

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Protocol, TypeVar
 
 from redis.exceptions import RedisError
@@ -41,10 +41,12 @@ class Exchange(Protocol):
         (it has `pieces`), else the next round's, which the job plays once this round is
         merged. (round, piece) claimed, or (-1, -1)."""
 
-    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+    def pieces(
+        self, round_no: int, seconds: float, have: Collection[int] = ()
+    ) -> dict[int, list[bytes]]:
         """Every value published so far for each piece of the round (in the order they
         came: a piece may be published twice, or by a stranger), after waiting up to
-        `seconds` for more when nothing is new."""
+        `seconds` for a piece the caller does not `have` when none is there."""
 
 
 class Pools(Protocol):
@@ -67,8 +69,9 @@ class _Log:
     def of(self, round_no: int) -> dict[int, list[bytes]]:
         return {i: list(b) for i, b in self.rounds.get(round_no, {}).items()}
 
-    def count(self, round_no: int) -> int:
-        return sum(len(b) for b in self.rounds.get(round_no, {}).values())
+    def news(self, round_no: int, have: Collection[int]) -> bool:
+        """Whether the round has a piece besides those in `have`."""
+        return any(piece not in have for piece in self.rounds.get(round_no, {}))
 
 
 class RedisExchange:
@@ -113,13 +116,16 @@ class RedisExchange:
             remote, lambda alone: alone.publish(round_no, piece, blob, pieces, claim)
         )
 
-    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+    def pieces(
+        self, round_no: int, seconds: float, have: Collection[int] = ()
+    ) -> dict[int, list[bytes]]:
+        # the stream is read past what this job read: a wait is for an entry it has not seen
         def remote() -> dict[int, list[bytes]]:
             if not self._read(None) and seconds > 0:
                 self._read(max(1, int(seconds * 1000)))
             return self._log.of(round_no)
 
-        return self._or_alone(remote, lambda alone: alone.pieces(round_no, 0.0))
+        return self._or_alone(remote, lambda alone: alone.pieces(round_no, 0.0, have))
 
     @property
     def shared(self) -> bool:
@@ -219,11 +225,12 @@ class MemoryExchange:
             got = self.claim(round_no)
             return (round_no, got) if got < pieces else (round_no + 1, self.claim(round_no + 1))
 
-    def pieces(self, round_no: int, seconds: float) -> dict[int, list[bytes]]:
+    def pieces(
+        self, round_no: int, seconds: float, have: Collection[int] = ()
+    ) -> dict[int, list[bytes]]:
         with self._ready:
-            known = self._log.count(round_no)
             if seconds > 0:
-                self._ready.wait_for(lambda: self._log.count(round_no) > known, seconds)
+                self._ready.wait_for(lambda: self._log.news(round_no, have), seconds)
             return self._log.of(round_no)
 
 

@@ -17,6 +17,7 @@ import hashlib
 import logging
 import math
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import msgpack
@@ -174,7 +175,7 @@ class _Sharer:
             before = len(have)
             have.update(
                 (i, got)
-                for i, got in self._read(round_no, runs, len(now), wait).items()
+                for i, got in self._read(round_no, runs, len(now), wait, have).items()
                 if i not in have
             )
             if len(have) > before:
@@ -253,10 +254,13 @@ class _Sharer:
     def _pack(self, piece: tuple[list, list]) -> bytes:
         return msgpack.packb([self.stamp, piece[0], piece[1]])
 
-    def _read(self, round_no: int, runs: list[range], live: int, wait: float) -> dict:
-        """The round's pieces that read as this simulation's, the first good one of each."""
+    def _read(
+        self, round_no: int, runs: list[range], live: int, wait: float, have: Collection = ()
+    ) -> dict:
+        """The round's pieces that read as this simulation's, the first good one of each
+        (after waiting up to `wait` for one not in `have`)."""
         out = {}
-        for piece, blobs in self.exchange.pieces(round_no, wait).items():
+        for piece, blobs in self.exchange.pieces(round_no, wait, have).items():
             if piece >= len(runs):
                 continue
             for blob in blobs:

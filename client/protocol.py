@@ -10,6 +10,7 @@ loads neither the engine nor the C extension.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -492,6 +493,27 @@ class SimulateRequest(Kind):
                 BAD_VALUE, "a job with 'pool' runs the whole simulation: 'first' must be 0 "
                 "and 'only' empty",
             )  # fmt: skip
+
+
+def pool_key(request: SimulateRequest) -> str:
+    """Where a pooled simulation's jobs meet in Redis: `anchor:pool:<pool>:<digest>`, the
+    digest that of the whole request, so jobs asking for different simulations never
+    share values whatever pool name they give (the stream; its claims: `...:claims`)."""
+    digest = hashlib.sha256(encode_request(request)).hexdigest()[:32]
+    return f"anchor:pool:{request.pool}:{digest}"
+
+
+def split_round(iterations: range, pieces: int) -> list[range]:
+    """A pooled round cut into `pieces` runs (no more than its iterations), as even as can
+    be, the first ones one longer."""
+    count = min(pieces, len(iterations))
+    size, extra = divmod(len(iterations), count)
+    out, at = [], iterations.start
+    for i in range(count):
+        step = size + (i < extra)
+        out.append(range(at, at + step))
+        at += step
+    return out
 
 
 @dataclass(frozen=True, slots=True)

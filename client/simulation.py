@@ -6,8 +6,11 @@ iteration order and the candidates pruned with the very rule the engine uses."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
+
+from redis.exceptions import RedisError
 
 from anchor.engine import AnchorError, Ruleset, parse_cgp
 from anchor.engine.simulate import (
@@ -23,7 +26,8 @@ from . import protocol as p
 from .client import AnalysisClient, Progress
 
 MAX_SHARES = 64  # jobs a round is split into by default, however many workers are listed
-POOL_PIECES_PER_JOB = 1  # a pooled round's pieces per job: a worker done early takes another
+POOL_PIECES_PER_JOB = 1  # a pooled round's pieces per job (2 measured slower: more calls)
+PROGRESS_EVERY = 0.25  # seconds between looks at a pool's stream, for the progress bar
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,24 +152,31 @@ def _pooled(
         min(p.MAX_POOL_PIECES, POOL_PIECES_PER_JOB * shares),
     )  # fmt: skip
     bar = Progress(settings.iterations, what="iterations") if progress else None
+    watch = PoolProgress(client.connection, request, bar) if bar and not client.embedded else None
+    watch and watch.start()
     reached = 0
-    while True:
-        results = [_share(r) for r in client.analyze_many([request] * shares, timeout=timeout)]
-        done = [r for r in results if r.complete]
-        got = max(r.merged for r in results)
-        if bar and got > reached:
-            bar.step(got - reached)
-        if done:
-            break
-        if got <= reached:
-            raise AnchorError(
-                "the simulation's jobs ran out of time before they finished a round: ask "
-                "the server for a longer time cap (worker --max-job-seconds), or simulate "
-                "less (fewer candidates, plies or iterations a round)"
-            )
-        reached = got
-    if bar:
-        bar.close()
+    try:
+        while True:
+            sent = client.analyze_many([request] * shares, timeout=timeout)
+            results = [_share(r) for r in sent]
+            done = [r for r in results if r.complete]
+            got = max(r.merged for r in results)
+            if bar and not watch and got > reached:
+                bar.step(got - reached)
+            if done:
+                break
+            if got <= reached:
+                raise AnchorError(
+                    "the simulation's jobs ran out of time before they finished a round: ask "
+                    "the server for a longer time cap (worker --max-job-seconds), or "
+                    "simulate less (fewer candidates, plies or iterations a round)"
+                )
+            reached = got
+    finally:
+        if watch:
+            watch.finish()
+        if bar:
+            bar.close()
     try:
         answers = [[_stats(row) for row in r.summary] for r in done]
         if not all(answers):
@@ -183,6 +194,62 @@ def _pooled(
             "the workers disagree on the simulation (different lexica, or one replaced?)"
         )
     return answers[0]
+
+
+class PoolProgress(threading.Thread):
+    """Steps a progress bar by the iterations of each piece a pool's jobs publish (they
+    answer only at the end): reads the pool's stream every PROGRESS_EVERY seconds, each
+    piece counted once, entries it cannot read skipped."""
+
+    def __init__(self, connection, request: p.SimulateRequest, bar) -> None:
+        super().__init__(daemon=True, name="pool-progress")
+        self.connection = connection
+        self.request = request
+        self.bar = bar
+        self.key = p.pool_key(request)
+        self.seen: set[tuple[int, int]] = set()
+        self.counted = 0
+        self._last: bytes | str = "0-0"
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(PROGRESS_EVERY):
+            self.read()
+
+    def finish(self) -> None:
+        self._done.set()
+        self.join()
+
+    def read(self) -> None:
+        """Count the pieces published since the last read."""
+        try:
+            got = self.connection.xread({self.key: self._last}, count=1000)
+        except RedisError:
+            return  # progress is a courtesy: the jobs' answers are what count
+        for _, entries in got or ():
+            for entry_id, fields in entries:
+                self._last = entry_id
+                size = self._size(fields)
+                if size:
+                    self.counted += size
+                    self.bar.step(size)
+
+    def _size(self, fields: dict) -> int:
+        """The iterations of the piece an entry holds; 0 if seen or not one of this pool."""
+        try:
+            piece = int(fields[b"r"]), int(fields[b"i"])
+        except (KeyError, ValueError, TypeError):
+            return 0
+        request = self.request
+        start = piece[0] * request.round_size
+        if piece in self.seen or piece[0] < 0 or piece[1] < 0 or start >= request.iterations:
+            return 0
+        stop = min(start + request.round_size, request.iterations)
+        runs = p.split_round(range(start, stop), request.pieces)
+        if piece[1] >= len(runs):
+            return 0
+        self.seen.add(piece)
+        return len(runs[piece[1]])
 
 
 def _stats(row: list) -> CandidateStats:

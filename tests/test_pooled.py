@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient
-from anchor.client.simulation import SimulationJob, simulate
+from anchor.client.simulation import PoolProgress, SimulationJob, simulate
 from anchor.engine import Ruleset, Solver, parse_cgp
 from anchor.engine.errors import AnchorError
 from anchor.engine.leaves import Leaves
@@ -269,7 +269,7 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
     their pieces played here; a well-formed piece of other candidates is refused by name."""
     settings = SETTINGS[0]
     request = request_for(settings, 2, pool="strangers")
-    key = pooled.pool_key(request)
+    key = p.pool_key(request)
     conn = server.client()
     conn.delete(key, key + ":claims")
     good_shape = [[0.0] * 15 for _ in range(6)], [[0] * 15 for _ in range(6)]
@@ -288,7 +288,7 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
     assert stats_of(result) == engine_run(solver, leaves, settings)
     conn.xadd(key.replace("strangers", "other"), {"r": 0, "i": 0, "b": b""})  # no effect
     wrong = replace(request, pool="wrong")
-    wrong_key = pooled.pool_key(wrong)
+    wrong_key = p.pool_key(wrong)
     conn.xadd(wrong_key, {"r": 0, "i": 0, "b": msgpack.packb([b"12345678", *good_shape])})
     with pytest.raises(p.ProtocolError, match="different lexica"):
         run(wrong, registry, pools=RedisPools(conn))
@@ -298,7 +298,7 @@ def test_jobs_through_redis_share_and_a_late_one_plays_nothing(registry, server)
     """Two jobs on threads through Redis, then a third: each piece in the stream once."""
     settings = SETTINGS[1]
     request = request_for(settings, 4, pool="shared")
-    key = pooled.pool_key(request)
+    key = p.pool_key(request)
     conn = server.client()
     conn.delete(key, key + ":claims")
     results: list[p.SimulateResult] = []
@@ -365,10 +365,10 @@ def test_pooled_requests_are_bounded(fields, message):
 def test_the_pool_key_names_the_whole_request():
     """Jobs asking for different simulations never share a pool, whatever its name."""
     one = request_for(SETTINGS[0], 2, pool="same")
-    assert pooled.pool_key(one) == pooled.pool_key(replace(one))
+    assert p.pool_key(one) == p.pool_key(replace(one))
     for change in ({"seed": 6}, {"pieces": 3}, {"leaves": "other"}, {"pool": "else"}):
-        assert pooled.pool_key(replace(one, **change)) != pooled.pool_key(one)
-    assert pooled.pool_key(one).startswith("anchor:pool:same:")
+        assert p.pool_key(replace(one, **change)) != p.pool_key(one)
+    assert p.pool_key(one).startswith("anchor:pool:same:")
 
 
 @pytest.mark.parametrize(
@@ -409,3 +409,53 @@ def test_a_wait_ends_at_once_on_a_piece_the_job_has_not_got():
     assert not waiter.is_alive() and got == [{1: [b"late"]}]
     exchange.publish(1, 0, b"mine", 2, claim=False)
     assert exchange.pieces(1, 0.01, have={0}) == {0: [b"mine"]}  # nothing new: a short wait
+
+
+class Steps:
+    """A progress bar that keeps its steps."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+
+    def step(self, n: int) -> None:
+        self.steps.append(n)
+
+
+def test_the_progress_bar_counts_each_published_piece_once(server):
+    """The client's bar follows the pool's stream: each piece's iterations once, whoever
+    published it and however often; what is not a piece of this simulation adds nothing."""
+    settings = Simulation(iterations=250, round_size=100)
+    request = request_for(settings, 3, pool="progress")
+    key = p.pool_key(request)
+    conn = server.client()
+    conn.delete(key)
+    bar = Steps()
+    watch = PoolProgress(conn, request, bar)
+    watch.read()  # no stream yet: nothing
+    for fields in (
+        {"r": 0, "i": 0, "b": b""},  # 34 iterations (100 in 34, 33, 33)
+        {"r": 0, "i": 0, "b": b"again"},  # played twice: counted once
+        {"r": 2, "i": 1, "b": b""},  # the last round holds 50: 17, 17, 16
+        {"r": 2, "i": 3, "b": b""},  # no such piece
+        {"r": 3, "i": 0, "b": b""},  # no such round
+        {"r": "x", "i": 0, "b": b""},
+        {"junk": 1},
+    ):
+        conn.xadd(key, fields)
+    watch.read()
+    assert bar.steps == [34, 17] and watch.counted == 51
+    conn.xadd(key, {"r": 0, "i": 2, "b": b""})
+    watch.start()
+    watch.finish()  # a last look happens only on the thread's schedule: read once more
+    watch.read()
+    assert watch.counted == 51 + 33 and not watch.is_alive()
+
+
+def test_a_fleet_simulation_with_a_progress_bar_answers_the_same(
+    server, queue, workers, solver, leaves
+):
+    workers(None, "--leaves", f"twl06={KLV2}")
+    settings = Simulation(candidates=4, plies=1, iterations=60, seed=3, round_size=20)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    client = AnalysisClient(server.url, queue=queue)
+    assert simulate(client, job, settings, progress=True) == engine_run(solver, leaves, settings)

@@ -32,7 +32,6 @@ from anchor.engine.simulate import (
     win_chances,
 )
 from anchor.worker import pooled
-from anchor.worker.pooled import pool_key
 from anchor.worker.runner import LexiconRegistry
 
 from .conftest import data_path
@@ -223,7 +222,7 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     assert len(sent) == 1 and len(sent[0]) == 2 and sent[0][0] == sent[0][1]
     request = sent[0][0]
     assert request.pool and request.pieces == 2 and request.iterations == 40
-    entries = server.client().xrange(pool_key(request))
+    entries = server.client().xrange(p.pool_key(request))
     assert sorted((int(e[b"r"]), int(e[b"i"])) for _, e in entries) == [
         (0, 0),
         (0, 1),
@@ -253,7 +252,7 @@ def test_one_worker_takes_every_piece_of_a_pool_of_two(server, queue, workers, s
         solver, position.board, "ADEIOST", leaves, lead=93
     )
     assert pooled.LATE_PIECE not in worker.log.read_text()  # no round waited out its patience
-    entries = server.client().xrange(pool_key(sent[0]))
+    entries = server.client().xrange(p.pool_key(sent[0]))
     assert len(entries) == 4 and len(sent) == 2
 
 

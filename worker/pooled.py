@@ -52,13 +52,6 @@ class OutOfTime(Exception):
     """The job reached its deadline (the rounds merged so far stay in the pool)."""
 
 
-def pool_key(request: p.SimulateRequest) -> str:
-    """The pool's Redis key: its name and the digest of the whole request, so jobs asking
-    for different simulations never share values, whatever pool name they give."""
-    digest = hashlib.sha256(p.encode_request(request)).hexdigest()[:32]
-    return f"anchor:pool:{request.pool}:{digest}"
-
-
 def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p.SimulateResult:
     """The simulation `request` asks for, its rounds shared through `pools(key, cap)`."""
     settings = Simulation(
@@ -72,7 +65,7 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     )
     table = [[c.notation, c.score, round(c.equity, 3)] for c in setting.chosen]
     rounds = math.ceil(request.iterations / request.round_size)
-    exchange = pools(pool_key(request), cap=2 * rounds * request.pieces + 64)
+    exchange = pools(p.pool_key(request), cap=2 * rounds * request.pieces + 64)
     sharer = _Sharer(exchange, setting, request, table, budget)
     model = model_for(setting.solver.rules)
     try:
@@ -121,7 +114,7 @@ class _Sharer:
     def play(self, iterations: range, live: list[int] | None) -> Played:
         """One round: (values, unplayed) of each live candidate, merged in order."""
         now = list(range(len(self.setting.chosen))) if live is None else live
-        runs = _split(iterations, self.request.pieces)
+        runs = p.split_round(iterations, self.request.pieces)
         round_no = iterations.start // self.request.round_size
         have = self._read(round_no, runs, len(now), 0.0)
         if len(have) < len(runs):
@@ -190,7 +183,7 @@ class _Sharer:
         if held is None or held[0] != round_no + 1 or start >= request.iterations:
             return None
         following = range(start, min(start + request.round_size, request.iterations))
-        pieces = _split(following, request.pieces)
+        pieces = p.split_round(following, request.pieces)
         if held[1] >= len(pieces):
             return None
         empty = [[] for _ in now]
@@ -294,16 +287,3 @@ class _Sharer:
                 "hold different lexica or leaves under the same name",
             )
         return values, ends
-
-
-def _split(iterations: range, pieces: int) -> list[range]:
-    """The round cut into `pieces` runs (no more than its iterations), as even as can be,
-    the first ones one longer."""
-    count = min(pieces, len(iterations))
-    size, extra = divmod(len(iterations), count)
-    out, at = [], iterations.start
-    for i in range(count):
-        step = size + (i < extra)
-        out.append(range(at, at + step))
-        at += step
-    return out

@@ -199,6 +199,19 @@ def test_simulate_requests_are_bounded(fields, message):
     assert ok == p.SimulateRequest(CGP, only=(0, 2), seed=7)
 
 
+def recording(client: AnalysisClient) -> list[list]:
+    """The requests each analyze_many call of `client` sends, from now on."""
+    sent: list[list] = []
+    analyze_many = client.analyze_many
+
+    def counted(requests, **kwargs):
+        sent.append(list(requests))
+        return analyze_many(requests, **kwargs)
+
+    client.analyze_many = counted
+    return sent
+
+
 def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves, position):
     workers(None, "--leaves", f"twl06={KLV2}")
     workers(None, "--leaves", f"twl06={KLV2}")
@@ -210,14 +223,7 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     # by default the whole simulation goes out as one pool of a job per worker serving
     # the queue, each round cut into a piece per job; every piece is played once
     assert client.capacity() == 2
-    sent = []
-    analyze_many = client.analyze_many
-
-    def counted(requests, **kwargs):
-        sent.append(requests)
-        return analyze_many(requests, **kwargs)
-
-    client.analyze_many = counted
+    sent = recording(client)
     assert simulate(client, job, settings) == fleet
     assert len(sent) == 1 and len(sent[0]) == 2 and sent[0][0] == sent[0][1]
     request = sent[0][0]
@@ -240,20 +246,14 @@ def test_one_worker_takes_every_piece_of_a_pool_of_two(server, queue, workers, s
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
     client = AnalysisClient(server.url, queue=queue)
     client.capacity = lambda: 2
-    sent = []
-    analyze_many = client.analyze_many
-
-    def counted(requests, **kwargs):
-        sent.extend(requests)
-        return analyze_many(requests, **kwargs)
-
-    client.analyze_many = counted
+    sent = recording(client)
     assert simulate(client, job, settings) == settings.run(
         solver, position.board, "ADEIOST", leaves, lead=93
     )
     assert pooled.LATE_PIECE not in worker.log.read_text()  # no round waited out its patience
-    entries = server.client().xrange(p.pool_key(sent[0]))
-    assert len(entries) == 4 and len(sent) == 2
+    assert len(sent) == 1 and len(sent[0]) == 2
+    entries = server.client().xrange(p.pool_key(sent[0][0]))
+    assert len(entries) == 4
 
 
 def test_a_simulating_player_keeps_every_invariant(solver, leaves):

@@ -186,8 +186,8 @@ class _Sharer:
         pieces = p.split_round(following, request.pieces)
         if held[1] >= len(pieces):
             return None
-        empty = [[] for _ in now]
-        return _Ahead(round_no + 1, held[1], pieces[held[1]], list(now), empty, [[] for _ in now])
+        values: list[list[float]] = [[] for _ in now]
+        return _Ahead(round_no + 1, held[1], pieces[held[1]], list(now), values, [[] for _ in now])
 
     def _play_ahead(self, ahead: _Ahead) -> None:
         """About a millisecond of iterations ahead (at least one), then back to look."""

@@ -108,6 +108,7 @@ SIM_RANKS = ("spread", "win")  # mean spread, or the win model's chance given th
 POLICIES = ("score", "equity", "sim", "endgame")  # endgame: equity, then the solver
 MAX_SIM_ITERATIONS = 10_000  # per simulate job; a simulation is split into many jobs
 MAX_POOL_PIECES = 64  # a pooled simulation's round is cut into at most this many pieces
+POOL_TTL = 3600  # seconds a pool's Redis keys outlive their last write
 POOL_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn of an annotation, per move of a sim player
 MAX_GAMES = 100  # per self-play job
@@ -501,6 +502,12 @@ def pool_key(request: SimulateRequest) -> str:
     share values whatever pool name they give (the stream; its claims: `...:claims`)."""
     digest = hashlib.sha256(encode_request(request)).hexdigest()[:32]
     return f"anchor:pool:{request.pool}:{digest}"
+
+
+def pool_stop_key(request: SimulateRequest) -> str:
+    """Set by a client that gives a pooled simulation up: its jobs stop at their next
+    claim (answering `complete: false`) instead of playing on for nobody."""
+    return pool_key(request) + ":stop"
 
 
 def split_round(iterations: range, pieces: int) -> list[range]:

@@ -172,6 +172,10 @@ def _pooled(
                     "simulate less (fewer candidates, plies or iterations a round)"
                 )
             reached = got
+    except BaseException:  # Ctrl-C, a timeout, Redis gone: nobody will read the answer
+        if not client.embedded:
+            _give_up(client, request)
+        raise
     finally:
         if watch:
             watch.finish()
@@ -194,6 +198,14 @@ def _pooled(
             "the workers disagree on the simulation (different lexica, or one replaced?)"
         )
     return answers[0]
+
+
+def _give_up(client: AnalysisClient, request: p.SimulateRequest) -> None:
+    """Set the pool's stop mark, so its jobs stop at their next claim."""
+    try:
+        client.connection.set(p.pool_stop_key(request), 1, ex=p.POOL_TTL)
+    except RedisError:
+        pass  # Redis gone: the jobs will end at their time cap
 
 
 class PoolProgress(threading.Thread):

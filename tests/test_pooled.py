@@ -459,3 +459,43 @@ def test_a_fleet_simulation_with_a_progress_bar_answers_the_same(
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
     client = AnalysisClient(server.url, queue=queue)
     assert simulate(client, job, settings, progress=True) == engine_run(solver, leaves, settings)
+
+
+def test_a_simulation_the_client_gives_up_stops_its_jobs(registry, server, monkeypatch):
+    """A client that stops waiting (Ctrl-C, its timeout) sets the pool's stop mark: jobs
+    stop at their next claim and answer `complete: false`, instead of playing on."""
+    settings = SETTINGS[0]
+    conn = server.client()
+    request = request_for(settings, 2, pool="given-up")
+    conn.delete(p.pool_key(request), p.pool_key(request) + ":claims")
+    conn.set(p.pool_stop_key(request), 1)
+    result = run(request, registry, pools=RedisPools(conn))
+    assert not result.complete and result.merged == 0 and not conn.exists(p.pool_key(request))
+
+    request = replace(request, pool="given-up-later")
+    played = []
+    real = pooled._Sharer._play
+
+    def then_stop(self, run_, now, timed=True):
+        played.append(run_)
+        if len(played) == 3:
+            conn.set(p.pool_stop_key(request), 1)
+        return real(self, run_, now, timed)
+
+    monkeypatch.setattr(pooled._Sharer, "_play", then_stop)
+    result = run(request, registry, pools=RedisPools(conn))
+    assert not result.complete and 0 < result.merged < settings.iterations
+    assert len(played) == 3
+
+    client = AnalysisClient(server.url, queue="nobody-serves-this")
+    sent = []
+
+    def interrupted(requests, **kwargs):
+        sent.append(requests[0])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(client, "analyze_many", interrupted)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    with pytest.raises(KeyboardInterrupt):
+        simulate(client, job, settings)
+    assert conn.ttl(p.pool_stop_key(sent[0])) > 0

@@ -17,10 +17,11 @@ from typing import Protocol, TypeVar
 
 from redis.exceptions import RedisError
 
+from anchor.client.protocol import POOL_TTL
+
 log = logging.getLogger("anchor.exchange")
 T = TypeVar("T")
 
-POOL_TTL = 3600  # seconds a pool's keys outlive its last write
 MAX_POOLS_IN_MEMORY = 64  # embedded: the pools kept, most recent first
 
 
@@ -30,6 +31,10 @@ class Exchange(Protocol):
     @property
     def shared(self) -> bool:
         """False once the job goes on alone (nothing more will come from others)."""
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the client gave the simulation up (seen at the last claim)."""
 
     def claim(self, round_no: int) -> int:
         """The next unclaimed piece of the round (a number past its last when none is)."""
@@ -83,12 +88,15 @@ class RedisExchange:
     reads in its own memory, so it plays every piece it has not got; its answer is the
     same, only not shared."""
 
-    __slots__ = ("_alone", "_claims", "_connection", "_cap", "_key", "_last", "_log")
+    __slots__ = ("_alone", "_claims", "_connection", "_cap", "_key", "_last", "_log", "_stop",
+                 "_stopped")  # fmt: skip
 
     def __init__(self, connection, key: str, cap: int):
         self._connection = connection
         self._key = key
         self._claims = key + ":claims"
+        self._stop = key + ":stop"
+        self._stopped = False
         self._cap = cap
         self._last = "0-0"
         self._log = _Log()
@@ -99,7 +107,10 @@ class RedisExchange:
             with self._connection.pipeline(transaction=False) as pipe:
                 pipe.hincrby(self._claims, str(round_no), 1)
                 pipe.expire(self._claims, POOL_TTL)
-                return int(pipe.execute()[0]) - 1
+                pipe.exists(self._stop)
+                got = pipe.execute()
+            self._stopped = bool(got[2])
+            return int(got[0]) - 1
 
         return self._or_alone(remote, lambda alone: alone.claim(round_no))
 
@@ -107,10 +118,11 @@ class RedisExchange:
         self, round_no: int, piece: int, blob: bytes, pieces: int, claim: bool
     ) -> tuple[int, int]:
         def remote() -> tuple[int, int]:
-            keys = [self._key, self._claims]
+            keys = [self._key, self._claims, self._stop]
             args = [round_no, piece, blob, pieces if claim else -1, self._cap, POOL_TTL]
             got = _publish_script(self._connection)(keys, args)
-            return int(got[0]), int(got[1])
+            self._stopped = int(got[0]) == STOPPED
+            return (-1, -1) if self._stopped else (int(got[0]), int(got[1]))
 
         return self._or_alone(
             remote, lambda alone: alone.publish(round_no, piece, blob, pieces, claim)
@@ -130,6 +142,10 @@ class RedisExchange:
     @property
     def shared(self) -> bool:
         return self._alone is None
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
 
     def _or_alone(self, remote: Callable[[], T], local: Callable[[MemoryExchange], T]) -> T:
         if self._alone is None:
@@ -157,10 +173,12 @@ class RedisExchange:
         return found
 
 
-# KEYS: the stream, the claims. ARGV: round, piece, blob, the round's pieces (-1: claim
-# nothing), the stream's cap, the keys' expiry. One round trip for what a job does after
-# each piece: publish it, and claim its next piece, in this round or else in the next.
+# KEYS: the stream, the claims, the stop mark. ARGV: round, piece, blob, the round's pieces
+# (-1: claim nothing), the stream's cap, the keys' expiry. One round trip for what a job
+# does after each piece: publish it, and claim its next piece, in this round or else in
+# the next; {STOPPED, STOPPED} when the client gave the simulation up.
 _PUBLISH = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return {-2, -2} end
 redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[5], '*', 'r', ARGV[1], 'i', ARGV[2], 'b', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 local pieces = tonumber(ARGV[4])
@@ -174,6 +192,9 @@ end
 redis.call('EXPIRE', KEYS[2], ARGV[6])
 return {round, n - 1}
 """
+
+
+STOPPED = -2  # the publish script's answer once the stop mark is set
 
 
 def _publish_script(connection):
@@ -202,6 +223,7 @@ class MemoryExchange:
 
     __slots__ = ("_claims", "_log", "_ready")
     shared = True  # (the Condition is reentrant: publish claims while holding it)
+    stopped = False  # threads of one process stop together
 
     def __init__(self) -> None:
         self._claims: dict[int, int] = {}

@@ -52,6 +52,10 @@ class OutOfTime(Exception):
     """The job reached its deadline (the rounds merged so far stay in the pool)."""
 
 
+class GivenUp(Exception):
+    """The client set the pool's stop mark: nobody will read this simulation's answer."""
+
+
 def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p.SimulateResult:
     """The simulation `request` asks for, its rounds shared through `pools(key, cap)`."""
     settings = Simulation(
@@ -70,7 +74,7 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     model = model_for(setting.solver.rules)
     try:
         values, alive, ends = settings.schedule(sharer.play, setting.lead, model)
-    except OutOfTime:
+    except (OutOfTime, GivenUp):
         return p.SimulateResult(table, complete=False, merged=sharer.merged)
     pruned = [not a for a in alive]
     stats = summarize(setting.chosen, values, setting.lead, pruned, ends, model,
@@ -135,12 +139,16 @@ class _Sharer:
         held, self.held = self.held, None
         piece = held[1] if held and held[0] == round_no else self.exchange.claim(round_no)
         while piece < len(runs):
+            if self.exchange.stopped:
+                raise GivenUp
             if piece in have:
                 piece = self.exchange.claim(round_no)
                 continue
             have[piece] = self._play_piece(round_no, piece, runs[piece], now)
             blob = self._pack(have[piece])
             got = self.exchange.publish(round_no, piece, blob, len(runs), claim=True)
+            if self.exchange.stopped:
+                raise GivenUp
             if got[0] != round_no:
                 self.held = got
                 return

@@ -142,8 +142,8 @@ def _pooled(
     progress: bool,
 ) -> list[CandidateStats]:
     """The whole simulation as `shares` jobs of one pool, each round cut into pieces they
-    claim (PROTOCOL.md, shared rounds): a round costs the jobs a few Redis calls instead
-    of a job each. A job stopped by the server's time cap leaves its rounds in the pool;
+    claim (PROTOCOL.md, pooled simulations): a round costs the jobs a few Redis calls
+    instead of a job each. A job stopped by the server's time cap leaves its rounds in the pool;
     the same jobs sent again go on from there, as long as each sending gets further."""
     request = p.SimulateRequest(
         job.cgp, job.ruleset, job.lexicon, job.leaves, job.rack, settings.candidates,
@@ -153,7 +153,8 @@ def _pooled(
     )  # fmt: skip
     bar = Progress(settings.iterations, what="iterations") if progress else None
     watch = PoolProgress(client.connection, request, bar) if bar and not client.embedded else None
-    watch and watch.start()
+    if watch:
+        watch.start()
     reached = 0
     try:
         while True:

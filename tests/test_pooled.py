@@ -1,7 +1,7 @@
-"""Pooled simulations (PROTOCOL.md, shared rounds): jobs that each run the whole simulation
-and share its rounds' pieces. Whatever the jobs do (run together, one after another, die
-holding a claim, run out of time, lose Redis, read a stranger's entries) the answer is the
-engine's own, and no piece is played twice unless one went missing."""
+"""Pooled simulations (PROTOCOL.md): jobs that each run the whole simulation and share its
+rounds' pieces. Whatever the jobs do (run together, one after another, die holding a
+claim, run out of time, lose Redis, read a stranger's entries, are given up) the answer is
+the engine's own, and no piece is played twice unless one went missing."""
 
 from __future__ import annotations
 

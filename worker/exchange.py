@@ -1,5 +1,6 @@
-"""Where the jobs of one pooled simulation meet (PROTOCOL.md, shared rounds): a counter per
-round that hands out its pieces, and a log of the pieces' values that every job reads.
+"""Where the jobs of one pooled simulation meet (PROTOCOL.md, pooled simulations): a
+counter per round that hands out its pieces, and a log of the pieces' values that every
+job reads.
 
 `RedisExchange` is the fleet's: a hash of claim counters and a stream of values under
 `anchor:pool:<pool>:<digest>`, the digest that of the whole request, so only jobs asking

@@ -1,5 +1,5 @@
-"""A whole simulation run by every job of its pool, each round's pieces shared (PROTOCOL.md,
-shared rounds).
+"""A whole simulation run by every job of its pool, each round's pieces shared
+(PROTOCOL.md, pooled simulations).
 
 Every job follows the same schedule (Simulation.schedule: rounds, pruning after each). A
 round is cut into pieces; a job claims pieces one at a time from the round's counter,

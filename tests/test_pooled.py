@@ -263,6 +263,7 @@ def test_the_client_sends_a_stopped_simulation_again(solver, leaves, registry, m
         simulate(client, job, settings)
 
 
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, server):
     """Anyone may write to Redis: entries of the wrong shape under the pool's key (bad
     fields, bytes that are no msgpack, values of the wrong length or type) are skipped and
@@ -294,6 +295,7 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
         run(wrong, registry, pools=RedisPools(conn))
 
 
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_jobs_through_redis_share_and_a_late_one_plays_nothing(registry, server):
     """Two jobs on threads through Redis, then a third: each piece in the stream once."""
     settings = SETTINGS[1]
@@ -421,6 +423,7 @@ class Steps:
         self.steps.append(n)
 
 
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_the_progress_bar_counts_each_published_piece_once(server):
     """The client's bar follows the pool's stream: each piece's iterations once, whoever
     published it and however often; what is not a piece of this simulation adds nothing."""
@@ -451,6 +454,7 @@ def test_the_progress_bar_counts_each_published_piece_once(server):
     assert watch.counted == 51 + 33 and not watch.is_alive()
 
 
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_a_fleet_simulation_with_a_progress_bar_answers_the_same(
     server, queue, workers, solver, leaves
 ):
@@ -461,6 +465,7 @@ def test_a_fleet_simulation_with_a_progress_bar_answers_the_same(
     assert simulate(client, job, settings, progress=True) == engine_run(solver, leaves, settings)
 
 
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_a_simulation_the_client_gives_up_stops_its_jobs(registry, server, monkeypatch):
     """A client that stops waiting (Ctrl-C, its timeout) sets the pool's stop mark: jobs
     stop at their next claim and answer `complete: false`, instead of playing on."""

@@ -237,6 +237,7 @@ def test_the_fleet_gives_the_same_answer(server, queue, workers, solver, leaves,
     ]
 
 
+@pytest.mark.service  # redis-server and a worker (not in `make test-fast`)
 def test_one_worker_takes_every_piece_of_a_pool_of_two(server, queue, workers, solver, leaves,
                                                        position):  # fmt: skip
     """The untaken share: with one worker and two jobs, the first job claims every piece

@@ -264,10 +264,11 @@ def test_the_client_sends_a_stopped_simulation_again(solver, leaves, registry, m
 
 
 @pytest.mark.service  # a real redis-server (not in `make test-fast`)
-def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, server):
+def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, server, monkeypatch):
     """Anyone may write to Redis: entries of the wrong shape under the pool's key (bad
-    fields, bytes that are no msgpack, values of the wrong length or type) are skipped and
-    their pieces played here; a well-formed piece of other candidates is refused by name."""
+    fields, bytes that are no msgpack, values of the wrong length or type, far too many
+    bytes) are skipped and their pieces played here; a well-formed piece of other
+    candidates is refused by name."""
     settings = SETTINGS[0]
     request = request_for(settings, 2, pool="strangers")
     key = p.pool_key(request)
@@ -283,10 +284,20 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
         {"r": 0, "i": 1, "b": msgpack.packb([b"12345678", [["a"] * 15] * 6, good_shape[1]])},
         {"r": 0, "i": 1, "b": msgpack.packb({"a": 1})},
         {"r": 0, "i": 99, "b": msgpack.packb([b"1", *good_shape])},
+        {"r": 0, "i": 0, "b": msgpack.packb([b"12345678", [[0.0] * 10**6], [[0]]])},
     ):
         conn.xadd(key, fields)
+    unpacked = []
+    unpackb = msgpack.unpackb
+
+    def measured(blob, **kwargs):
+        unpacked.append(len(blob))
+        return unpackb(blob, **kwargs)
+
+    monkeypatch.setattr(pooled.msgpack, "unpackb", measured)
     result = run(request, registry, pools=RedisPools(conn))
     assert stats_of(result) == engine_run(solver, leaves, settings)
+    assert unpacked and max(unpacked) < 10**5  # the stranger's 9 MB piece was not unpacked
     conn.xadd(key.replace("strangers", "other"), {"r": 0, "i": 0, "b": b""})  # no effect
     wrong = replace(request, pool="wrong")
     wrong_key = p.pool_key(wrong)

@@ -275,6 +275,8 @@ class _Sharer:
         """A piece's (values, unplayed) if it has this simulation's shape; None if not (a
         stranger's write: the piece is then played here). Candidates other than this
         job's are refused: the workers hold different lexica under one name."""
+        if len(blob) > 64 + 2 * live * (5 + 9 * size):  # 9 bytes a float at most
+            return None  # (not unpacked: a stranger's megabytes would be)
         try:
             stamp, values, ends = msgpack.unpackb(blob, strict_map_key=True)
         except (ValueError, TypeError, msgpack.UnpackException):

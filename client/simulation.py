@@ -56,8 +56,7 @@ def simulate(
     the workers when None). The answer is the same either way."""
     if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
-    position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)
-    lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
+    position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)  # a bad CGP fails here, not in a job
     # anyone may register a worker name: a few dozen shares is as fine as any split gets
     shares = min(client.capacity(), MAX_SHARES) if per_job is None else 0
     # (forked processes share no memory: they take the rounds as jobs, as before)
@@ -120,6 +119,7 @@ def simulate(
         return merged
 
     model = model_for(Ruleset.load(job.ruleset))
+    lead = position.lead
 
     def chances(c: int, v: list[float]) -> list[float]:
         return win_chances(v, ends.get(c, []), lead, model, settings.plies)

@@ -62,6 +62,11 @@ class Position:
     zero_turns: int
     options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def lead(self) -> int:
+        """The mover's score less the best other player's (0 without scores)."""
+        return self.scores[0] - max(self.scores[1:], default=0) if self.scores else 0
+
     def to_cgp(self) -> str:
         ops = "".join(f" {k} {v};" if v else f" {k};" for k, v in self.options.items())
         racks = "/".join(self.racks)

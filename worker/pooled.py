@@ -174,11 +174,7 @@ class _Sharer:
             if ahead is not None and ahead.done < len(ahead.run):
                 wait = 0.0  # look, then play a few iterations more ahead
             before = len(have)
-            have.update(
-                (i, got)
-                for i, got in self._read(round_no, runs, len(now), wait, have).items()
-                if i not in have
-            )
+            have.update(self._read(round_no, runs, len(now), wait, have))
             if len(have) > before:
                 since = time.monotonic()  # pieces are coming: whoever holds the rest is alive
             elif wait == 0.0 and ahead is not None:
@@ -262,7 +258,7 @@ class _Sharer:
         (after waiting up to `wait` for one not in `have`)."""
         out = {}
         for piece, blobs in self.exchange.pieces(round_no, wait, have).items():
-            if piece >= len(runs):
+            if piece >= len(runs) or piece in have:  # (read once: play-ahead looks often)
                 continue
             for blob in blobs:
                 got = self._unpack(blob, live, len(runs[piece]))

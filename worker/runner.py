@@ -251,10 +251,10 @@ def run_preendgame(
     try:
         position = parse_cgp(solver.rules, request.cgp)
         rack = request.rack if request.rack is not None else position.racks[0]
-        lead = position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
         found = solver.solve_preendgame(
-            position.board, rack or "", candidates=request.candidates, lead=lead, budget_s=seconds
-        )
+            position.board, rack or "", candidates=request.candidates, lead=position.lead,
+            budget_s=seconds,
+        )  # fmt: skip
     except InputError as exc:
         raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     plays = [
@@ -289,10 +289,7 @@ def run_simulate(
         check_position(position.board, tiles)
         chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
         if request.pool is not None:
-            lead = (
-                position.scores[0] - max(position.scores[1:], default=0) if position.scores else 0
-            )
-            setting = Setting(solver, position.board, rack, leaves, chosen, lead)
+            setting = Setting(solver, position.board, rack, leaves, chosen, position.lead)
             return run_pooled(request, setting, pools or MEMORY_POOLS, deadline.budget)
         only = request.only or tuple(range(len(chosen)))
         if any(c >= len(chosen) for c in only):

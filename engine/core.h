@@ -336,6 +336,8 @@ typedef struct {
     uint64_t order_base;                /* this anchor's ordinal << ORDER_ANCHOR_SHIFT */
     MoveBuf *out;
     int failed;                         /* FAIL_MEMORY or FAIL_TIME: unwind */
+    float extend_bound;                 /* best-first: bound of every play the extension under way can make */
+    int halted;                         /* the floor has risen past extend_bound: unwind that extension */
     uint64_t steps;                     /* extend_right calls, for the clock */
     int has_deadline;
     struct timespec deadline;           /* CLOCK_MONOTONIC */

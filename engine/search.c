@@ -147,7 +147,14 @@ static void emit(Search *s, int end_col, Tally t) {
     m->len = (uint8_t)len;
     memset(m->tiles, 0, sizeof m->tiles);
     for (int i = 0; i < len; i++) m->tiles[i] = s->placed[start + i];
-    if (out->keep > 0 && out->count == (size_t)out->keep) raise_floor(out, s->leaves != NULL);
+    if (out->keep > 0 && out->count == (size_t)out->keep) {
+        raise_floor(out, s->leaves != NULL);
+        /* nothing more this extension makes can rank now: stop it */
+        if (s->prune && !could_rank(out, s->leaves != NULL, s->extend_bound, next_order(s))) {
+            s->halted = 1;
+            out->pruned = 1;
+        }
+    }
 }
 
 static void extend_right(Search *s, uint32_t list, int col, Tally t);
@@ -181,7 +188,7 @@ static inline void advance(Search *s, uint32_t list, int col, int accepted, Tall
  * letters that may follow the word so far. Words ending on an empty square are emitted by
  * advance(), which also decides whether calling this is worth it. */
 static void extend_right(Search *s, uint32_t list, int col, Tally t) {
-    if (s->failed) return;
+    if (s->failed | s->halted) return;
     if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && time_is_up(&s->deadline)) {
         s->failed = FAIL_TIME;
         return;
@@ -204,7 +211,7 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
             s->rack[0] = 0;
             todo &= s->rack_mask;
         }
-        while (todo) {
+        while (todo && !s->halted) {
             unsigned tile = (unsigned)__builtin_ctzll(todo);
             todo &= todo - 1;
             uint32_t node = s->ctx.nodes[child_at(list, children, tile)];
@@ -266,7 +273,9 @@ static void extend_prefix(Search *s, const uint8_t *tile, int len, uint32_t list
         s->left[j] = tile[j];
     }
     s->left_len = len;
+    if (s->prune) s->extend_bound = s->left_bound[len];
     extend_from_left_part(s, list);
+    s->halted = 0;
     memcpy(s->rack, whole, sizeof whole);
     s->rack_left = rack_left;
     s->rack_mask = rack_mask;
@@ -639,7 +648,10 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
         }
         if (!list) return;
         s->start_col = c;
+        if (s->prune) s->extend_bound = bounds->any[0];
         extend_right(s, list, col, t);
+        s->halted = 0;
+        s->extend_bound = INFINITY;
     } else {
         int room = left_room(s, row, col);
         if (s->prune) {
@@ -654,6 +666,7 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
         }
         s->left_len = 0;
         left_part(s, room);
+        s->extend_bound = INFINITY;
     }
 }
 
@@ -894,6 +907,8 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         p->prune = a->limit >= 0 && !a->count_all;
         p->out = buf;
         p->failed = 0;
+        p->halted = 0;
+        p->extend_bound = INFINITY;
         p->steps = 0;
         p->has_deadline = a->has_deadline;
         p->deadline = a->deadline;

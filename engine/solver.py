@@ -24,7 +24,7 @@ MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
 class Solver:
     """Scores, validates and (with the move generator) finds plays for one lexicon."""
 
-    __slots__ = ("lexicon", "rules", "_generator", "_leaves", "_racks")
+    __slots__ = ("lexicon", "rules", "_generator", "_describe", "_leaves", "_racks")
 
     def __init__(self, lexicon: Lexicon, rules: Ruleset | None = None):
         rules = rules or lexicon.rules
@@ -43,6 +43,7 @@ class Solver:
             )
         except ValueError as exc:  # rules the generator cannot play exactly
             raise InputError(f"ruleset {rules.name}: {exc}") from None
+        self._describe = self._generator.describe  # bound once: each MoveList carries it
         if self._generator.anagram_problem:  # a cache out of date: work on, but say so
             warnings.warn(
                 f"{lexicon.anagram_path}: {self._generator.anagram_problem}, not the bingo "
@@ -161,10 +162,10 @@ class Solver:
             extra,
             equities,
             found,
-            self._generator.describe,
+            self._describe,
         )
-        if limit is not None and len(moves) > limit:
-            moves.top(limit)
+        if extra and len(moves) > limit_c >= 0:  # the generator keeps at most limit plays itself
+            moves.top(limit_c)
         return moves
 
     def _rack(self, rack: str) -> tuple[tuple[int, ...], bytes]:

@@ -463,13 +463,16 @@ typedef struct {
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
-    /* generate's last board, and once the same board comes again (one position asked about
-     * for several racks, or asked again) both its passes prepared for every letter, so that
-     * it is prepared once, not at every call. Read and written with the GIL held. */
+    /* generate's last board, and the two searches (one a pass) it runs in when no other
+     * thread's call holds them: once the same board comes again (one position asked about
+     * for several racks, or asked again) their passes are prepared for every letter and
+     * kept, so that the board is prepared once and copied never. Read and written with the
+     * GIL held; a call that finds them held searches in its own. */
     uint8_t last_board[MAX_CELLS];
-    int seen_board;   /* last_board holds a board */
-    int board_cached; /* prepared[] hold last_board's passes */
-    Pass *prepared;   /* two, allocated when first needed */
+    int seen_board;   /* last_board holds a board (checked when it came) */
+    Search *owned;    /* two, allocated when first needed */
+    int owned_busy;   /* a call is searching in them */
+    int owned_board;  /* their passes hold last_board, prepared for every letter */
 } Generator;
 
 /* What one search is asked for: Generator.generate's arguments, and the playouts'. */

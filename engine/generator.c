@@ -26,7 +26,7 @@ static void Generator_dealloc(Generator *self) {
     free(self->reach);
     anagrams_free(&self->anagrams);
     if (!self->words_borrowed) free(self->words.bits);
-    free(self->prepared);
+    free(self->owned);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -186,31 +186,39 @@ void raise_failure(int failed, const char *what, double budget) {
         PyErr_NoMemory();
 }
 
-/* Both passes of `board` into s[0..1], prepared for every letter, when the Generator holds
- * them (the board came before and again): 1, else 0 (search_moves then prepares them for
- * the rack). The second time a board comes it is prepared here and kept; whatever came
- * last is remembered. Called with the GIL held: the Generator's cache is shared by threads. */
-static int reuse_board(Generator *self, const uint8_t *board, Search s[2]) {
+/* Where a call searches: the Generator's own two searches when no other call holds them
+ * (*prepared: their passes already hold `board` for every letter, the second time a board
+ * comes and after), else two of its own (NULL: out of memory). `same`: the board equals the
+ * last one. Called with the GIL held, and release_searches after: threads share the
+ * Generator. */
+static Search *acquire_searches(Generator *self, const uint8_t *board, int same, int *prepared) {
     const Rules *r = &self->rules;
-    const size_t cells = (size_t)(r->rows * r->cols);
-    if (!self->seen_board || memcmp(board, self->last_board, cells) != 0) {
-        memcpy(self->last_board, board, cells);
+    *prepared = 0;
+    if (!same) {
+        memcpy(self->last_board, board, (size_t)(r->rows * r->cols));
         self->seen_board = 1;
-        self->board_cached = 0;
-        return 0;
+        self->owned_board = 0; /* a search there prepares them for its rack alone */
     }
-    if (!self->prepared && !(self->prepared = malloc(2 * sizeof *self->prepared))) return 0;
-    for (int dir = 0; dir < 2; dir++) {
-        if (self->board_cached) {
-            pass_copy(&s[dir].pass, &self->prepared[dir]);
-            continue;
+    if (self->owned_busy || (!self->owned && !(self->owned = malloc(2 * sizeof *self->owned))))
+        return malloc(2 * sizeof(Search)); /* one per direction */
+    self->owned_busy = 1;
+    Search *s = self->owned;
+    if (same && !self->owned_board) {
+        for (int dir = 0; dir < 2; dir++) {
+            attach(&s[dir], self);
+            prepare_pass(&s[dir], r, board, dir, every_letter(r));
         }
-        attach(&s[dir], self);
-        prepare_pass(&s[dir], r, board, dir, every_letter(r));
-        pass_copy(&self->prepared[dir], &s[dir].pass);
+        self->owned_board = 1;
     }
-    self->board_cached = 1;
-    return 1;
+    *prepared = same;
+    return s;
+}
+
+static void release_searches(Generator *self, Search *s) {
+    if (s == self->owned)
+        self->owned_busy = 0;
+    else
+        free(s);
 }
 
 static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *kw) {
@@ -278,20 +286,23 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     }
     memcpy(board, cells_view.buf, (size_t)ncells);
     memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
-    for (int i = 0; i < ncells; i++) {
-        unsigned t = board[i] & TILE_MASK;
-        if (board[i] && (t < 1 || t > (unsigned)r->alphabet)) {
-            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
-            goto out;
-        }
-    }
     int rack_total = 0;
     for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
     if (rack_total > r->rack_size) {
         PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
         goto out;
     }
-    s = malloc(2 * sizeof *s); /* one per direction */
+    /* a board that equals the last one was checked when it came */
+    const int same = self->seen_board && memcmp(board, self->last_board, (size_t)ncells) == 0;
+    for (int i = 0; i < ncells && !same; i++) {
+        unsigned t = board[i] & TILE_MASK;
+        if (board[i] && (t < 1 || t > (unsigned)r->alphabet)) {
+            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
+            goto out;
+        }
+    }
+    int prepared;
+    s = acquire_searches(self, board, same, &prepared);
     if (!s) {
         PyErr_NoMemory();
         goto out;
@@ -303,7 +314,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     int failed = 0;
     size_t kept = 0;
     SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline, 0};
-    sa.prepared = reuse_board(self, board, s);
+    sa.prepared = prepared;
     Py_BEGIN_ALLOW_THREADS
     failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
     if (!failed) {
@@ -336,7 +347,7 @@ out:
     movebuf_free(&buf);
     if (step_view.buf) PyBuffer_Release(&step_view);
     if (value_view.buf) PyBuffer_Release(&value_view);
-    free(s);
+    if (s) release_searches(self, s);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_view);
     return result;

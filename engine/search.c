@@ -211,27 +211,33 @@ static void extend_right(Search *s, uint32_t list, int col, Tally t) {
             s->rack[0] = 0;
             todo &= s->rack_mask;
         }
+        Tally blank = t; /* a blank here scores nothing: the same for every letter */
+        blank.mult *= wm;
+        blank.placed++;
+        if (cross >= 0) blank.cross += cross * wm;
         while (todo && !s->halted) {
             unsigned tile = (unsigned)__builtin_ctzll(todo);
             todo &= todo - 1;
             uint32_t node = s->ctx.nodes[child_at(list, children, tile)];
             uint32_t child = kwg_arc(node);
             int acc = kwg_accepts(node);
-            for (int blank = 0; blank < 2; blank++) {
-                unsigned from = blank ? 0 : tile;
-                if (!s->rack[from]) continue;
-                int32_t points = blank ? 0 : s->ctx.rules->values[tile];
-                Tally u = t;
-                u.main += points * lm;
-                u.mult *= wm;
-                u.placed++;
-                if (cross >= 0) u.cross += (cross + points * lm) * wm;
-                take_tile(s, from);
-                s->placed[col] = (uint8_t)(blank ? (tile | BLANK_FLAG) : tile);
+            if (s->rack[tile]) {
+                int32_t points = s->ctx.rules->values[tile] * lm;
+                Tally u = blank;
+                u.main += points;
+                if (cross >= 0) u.cross += points * wm;
+                take_tile(s, tile);
+                s->placed[col] = (uint8_t)tile;
                 advance(s, child, col + 1, acc, u);
-                s->placed[col] = 0;
-                return_tile(s, from);
+                return_tile(s, tile);
             }
+            if (s->rack[0] && !s->halted) {
+                take_tile(s, 0);
+                s->placed[col] = (uint8_t)(tile | BLANK_FLAG);
+                advance(s, child, col + 1, acc, blank);
+                return_tile(s, 0);
+            }
+            s->placed[col] = 0;
         }
         s->rack[0] += hidden;
     } else {

@@ -418,17 +418,28 @@ static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
         k->key[k->n++] = key;
     }
     if (depth == k->room || !list) return;
+    /* the children the rack can follow, first: the GADDAG seldom stays in a core's cache,
+     * and asking for each one's list now lets their reads overlap, where one by one, as
+     * the recursion reaches them, each would wait for the last */
+    uint32_t next[MAX_LETTERS + 1];
+    int n = 0;
     for (uint32_t i = list, end = list + MAX_LETTERS; i <= end; i++) {
         const uint32_t sibling = k->nodes[i];
         const unsigned x = kwg_tile(sibling);
         if (x > k->top) break; /* lists go up by tile: no rack tile further on */
         if (k->have >> x & 1) { /* a letter the rack still holds (never the separator) */
-            if (!--k->count[x]) k->have &= ~((uint64_t)1 << x);
-            collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
-            if (!k->count[x]++) k->have |= (uint64_t)1 << x;
-            if (k->overflow) return;
+            __builtin_prefetch(&k->nodes[kwg_arc(sibling)]);
+            next[n++] = i;
         }
         if (kwg_is_end(sibling)) break;
+    }
+    for (int j = 0; j < n; j++) {
+        const uint32_t i = next[j];
+        const unsigned x = kwg_tile(k->nodes[i]);
+        if (!--k->count[x]) k->have &= ~((uint64_t)1 << x);
+        collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
+        if (!k->count[x]++) k->have |= (uint64_t)1 << x;
+        if (k->overflow) return;
     }
 }
 

@@ -504,10 +504,11 @@ def pool_key(request: SimulateRequest) -> str:
     return f"anchor:pool:{request.pool}:{digest}"
 
 
-def pool_stop_key(request: SimulateRequest) -> str:
-    """Set by a client that gives a pooled simulation up: its jobs stop at their next
-    claim (answering `complete: false`) instead of playing on for nobody."""
-    return pool_key(request) + ":stop"
+def pool_stop_key(key: str) -> str:
+    """For the pool at `key` (pool_key): set by a client that gives the simulation up, so
+    its jobs stop at their next claim (answering `complete: false`) instead of playing on
+    for nobody."""
+    return key + ":stop"
 
 
 def split_round(iterations: range, pieces: int) -> list[range]:

@@ -204,7 +204,7 @@ def _pooled(
 def _give_up(client: AnalysisClient, request: p.SimulateRequest) -> None:
     """Set the pool's stop mark, so its jobs stop at their next claim."""
     try:
-        client.connection.set(p.pool_stop_key(request), 1, ex=p.POOL_TTL)
+        client.connection.set(p.pool_stop_key(p.pool_key(request)), 1, ex=p.POOL_TTL)
     except RedisError:
         pass  # Redis gone: the jobs will end at their time cap
 

@@ -668,7 +668,6 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
         if (s->prune) s->extend_bound = bounds->any[0];
         extend_right(s, list, col, t);
         s->halted = 0;
-        s->extend_bound = INFINITY;
     } else {
         int room = left_room(s, row, col);
         if (s->prune) {
@@ -683,7 +682,6 @@ static void search_anchor(Search *s, int row, int col, const AnchorBounds *bound
         }
         s->left_len = 0;
         left_part(s, room);
-        s->extend_bound = INFINITY;
     }
 }
 
@@ -729,6 +727,7 @@ static int emit_bingos(Search *s, int row, int col) {
     s->order_base = (uint64_t)(s->pass.dir * MAX_CELLS + row * s->pass.cols + col) << ORDER_ANCHOR_SHIFT;
     s->left_len = 0;
     s->out->pruned = 1;
+    s->extend_bound = INFINITY; /* none of them stops the others */
     for (int i = 0; i < n && !s->failed; i++) {
         const BingoPlay *p = &plays[i];
         memset(s->placed, 0, sizeof s->placed);
@@ -925,7 +924,7 @@ int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, 
         p->out = buf;
         p->failed = 0;
         p->halted = 0;
-        p->extend_bound = INFINITY;
+        p->extend_bound = INFINITY; /* each extension and each laying of bingos sets its own */
         p->steps = 0;
         p->has_deadline = a->has_deadline;
         p->deadline = a->deadline;

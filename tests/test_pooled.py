@@ -484,7 +484,7 @@ def test_a_simulation_the_client_gives_up_stops_its_jobs(registry, server, monke
     conn = server.client()
     request = request_for(settings, 2, pool="given-up")
     conn.delete(p.pool_key(request), p.pool_key(request) + ":claims")
-    conn.set(p.pool_stop_key(request), 1)
+    conn.set(p.pool_stop_key(p.pool_key(request)), 1)
     result = run(request, registry, pools=RedisPools(conn))
     assert not result.complete and result.merged == 0 and not conn.exists(p.pool_key(request))
 
@@ -495,7 +495,7 @@ def test_a_simulation_the_client_gives_up_stops_its_jobs(registry, server, monke
     def then_stop(self, run_, now, timed=True):
         played.append(run_)
         if len(played) == 3:
-            conn.set(p.pool_stop_key(request), 1)
+            conn.set(p.pool_stop_key(p.pool_key(request)), 1)
         return real(self, run_, now, timed)
 
     monkeypatch.setattr(pooled._Sharer, "_play", then_stop)
@@ -514,4 +514,4 @@ def test_a_simulation_the_client_gives_up_stops_its_jobs(registry, server, monke
     job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
     with pytest.raises(KeyboardInterrupt):
         simulate(client, job, settings)
-    assert conn.ttl(p.pool_stop_key(sent[0])) > 0
+    assert conn.ttl(p.pool_stop_key(p.pool_key(sent[0]))) > 0

@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 
 from redis.exceptions import RedisError
 
-from anchor.client.protocol import POOL_TTL
+from anchor.client.protocol import POOL_TTL, pool_stop_key
 
 log = logging.getLogger("anchor.exchange")
 T = TypeVar("T")
@@ -96,7 +96,7 @@ class RedisExchange:
         self._connection = connection
         self._key = key
         self._claims = key + ":claims"
-        self._stop = key + ":stop"
+        self._stop = pool_stop_key(key)
         self._stopped = False
         self._cap = cap
         self._last = "0-0"

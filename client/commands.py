@@ -355,15 +355,14 @@ def cmd_endgame(args) -> int:
     """Solve the endgame of a CGP (both racks in it, the player to move first), in-process
     or over the workers; the best play, the value and the line both sides play."""
     rules = Ruleset.load(args.ruleset)
-    position = parse_cgp(rules, args.cgp)
-    racks = [*position.racks, "", ""]
-    rack = args.rack if args.rack is not None else racks[0]
-    other = args.opponent if args.opponent is not None else racks[1]
-    if not rack or not other:
+    position = parse_cgp(rules, args.cgp).with_racks(args.rack, args.opponent)
+    if not position.rack:
         raise AnchorError(
-            "an endgame needs both racks: a CGP with 'RACK/OPPONENT' (the player to move "
-            "first), or --rack and --opponent"
+            "an endgame needs the racks: a CGP with 'RACK/OPPONENT' (the player to move "
+            "first), or --rack (and --opponent, or the unseen tiles are the opponent's)"
         )
+    position = position.endgame()  # the bag empty; the opponent's rack what is unseen
+    rack, other = position.rack, position.opponent or ""
     request = protocol.EndgameRequest(
         cgp=args.cgp,
         ruleset=args.ruleset,

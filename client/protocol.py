@@ -194,7 +194,9 @@ class Options(Declared):
         default=False, metadata=wire(bool, doc="add each play's words and bingo")
     )
     exchanges: bool = field(
-        default=False, metadata=wire(bool, doc="add every distinct exchange and the pass (score 0)")
+        default=False, metadata=wire(
+            bool, doc="add every distinct exchange the bag allows and the pass (score 0)"
+        )
     )
 
 

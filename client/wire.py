@@ -7,6 +7,7 @@ ProtocolError, and strict, bounded msgpack packing. Nothing here knows a request
 
 from __future__ import annotations
 
+import math
 from dataclasses import MISSING, dataclass
 from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
@@ -104,6 +105,10 @@ class Wire:
             wanted = "a map" if self.types[0] not in _PLAIN else self.type_name()
             raise ProtocolError(
                 WRONG_TYPE, f"{where}'{name}' must be {wanted}, not {kind_of(value)}"
+            )
+        if kind is float and not math.isfinite(value):  # NaN passes every range check
+            raise ProtocolError(
+                BAD_VALUE, f"{where}'{name}' must be a finite number, not {value!r}"
             )
         if self.low is not None:
             size = len(value) if kind is str or kind is list else value

@@ -2,12 +2,21 @@
 
 from .board import ACROSS, DOWN, Board
 from .endgame import Endgame
-from .errors import AnchorError, InputError, LexiconError, RulesetError, WorkLimitError
+from .errors import (
+    AnchorError,
+    InputError,
+    LexiconError,
+    PositionError,
+    RackError,
+    RulesetError,
+    WorkLimitError,
+)
 from .leaves import Leaves
 from .lexicon import BuildReport, Lexicon
 from .lexicon_info import LexiconInfo
 from .moves import Move, MoveList
-from .notation import Play, Position, parse_cgp, parse_play, parse_rack
+from .notation import Play, parse_play, parse_rack
+from .position import Position, parse_cgp
 from .rules import EndRules, Ruleset
 from .scoring import Score, TileScore, Validation, WordScore, score_play, validate_play
 from .solver import Solver
@@ -29,6 +38,8 @@ __all__ = [
     "MoveList",
     "Play",
     "Position",
+    "PositionError",
+    "RackError",
     "Ruleset",
     "RulesetError",
     "Score",

@@ -44,6 +44,8 @@ def letter_cell(rules: Ruleset, ch: str) -> int:
     """Cell byte of a letter as written on a board: uppercase a tile, lowercase a blank."""
     upper = ch.upper()
     tile = rules.letter_index.get(upper)
+    if tile is None and rules.fold:  # a letter written as the ruleset folds it (Ё for Е)
+        tile = rules.letter_index.get(rules.fold.get(upper, upper))
     if tile is None or len(ch) != 1:
         raise KeyError(ch)
     return tile | BLANK_FLAG if ch != upper else tile

@@ -15,6 +15,16 @@ class InputError(AnchorError, ValueError):
     """Malformed user input: a board, a rack, a coordinate, a play, a CGP or GCG text."""
 
 
+class RackError(InputError):
+    """A rack no game could deal: a letter outside the alphabet, more tiles than a rack
+    holds, or more of a tile than the set has."""
+
+
+class PositionError(InputError):
+    """A position the rules do not allow for what was asked of it: a board and racks no bag
+    could hold, an endgame with tiles still in the bag."""
+
+
 class LexiconError(AnchorError, ValueError):
     """A lexicon cannot be built or a KWG file is truncated, corrupt or foreign."""
 

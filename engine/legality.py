@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from . import _movegen
 from .board import Board
-from .errors import InputError
+from .errors import InputError, RackError
 from .rules import Ruleset
 
 BLANK = "?"
@@ -36,10 +36,10 @@ def _supplies(rules: Ruleset) -> tuple[int, ...]:
 
 
 def check_rack(rules: Ruleset, tiles: Iterable[int]) -> None:
-    """InputError when the rack holds more of a tile (blank = 0) than the set has."""
+    """RackError when the rack holds more of a tile (blank = 0) than the set has."""
     for tile, n in sorted(Counter(tiles).items()):
         if n > _supply(rules, tile):
-            raise InputError(
+            raise RackError(
                 f"the rack holds {n} {_describe(rules, tile)}; the {rules.name} set has "
                 f"{_supply(rules, tile)}"
             )

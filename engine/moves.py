@@ -283,19 +283,25 @@ class MoveList(Sequence):
 
 
 def exchanges(
-    rules, rack: tuple[int, ...], leaves=None, limit: int | None = None
+    rules,
+    rack: tuple[int, ...],
+    leaves=None,
+    limit: int | None = None,
+    max_size: int | None = None,
 ) -> tuple[Move, ...]:
     """Every distinct exchange of a non-empty part of the rack, then the pass (score 0),
     in enumeration order: by size, then as itertools.combinations yields them from the
     sorted rack. With leaves, each carries the equity of the tiles it keeps, best first
     (ties in enumeration order). With `limit`, only the first `limit` of that list: the
-    others are never built (a best-play search asks for one of ~120)."""
+    others are never built (a best-play search asks for one of ~120). `max_size`: the most
+    tiles one exchange may put back (the bag's rule; 0: the pass alone)."""
+    top = len(rack) if max_size is None else max(0, min(max_size, len(rack)))
     if leaves is not None and limit == 1 and rack:
-        return (_best_exchange(rules, rack, leaves),)
+        return (_best_exchange(rules, rack, leaves, top),)
     tiles = sorted(rack, key=_tile_key)
     seen: set[tuple[int, ...]] = set()
     combos: list[tuple[int, ...]] = []
-    for size in range(1, len(tiles) + 1):
+    for size in range(1, top + 1):
         for combo in combinations(tiles, size):
             if combo not in seen:
                 seen.add(combo)
@@ -321,7 +327,7 @@ def exchanges(
     )
 
 
-def _best_exchange(rules, rack: tuple[int, ...], leaves) -> Move:
+def _best_exchange(rules, rack: tuple[int, ...], leaves, top: int) -> Move:
     """exchanges(..., limit=1) without listing the rest: the exchange (or pass) of the
     best equity, ties going to the first in enumeration order (smallest, then first in
     sorted order; the pass last). Every distinct sub-rack is one mixed-radix key of the
@@ -332,12 +338,13 @@ def _best_exchange(rules, rack: tuple[int, ...], leaves) -> Move:
     steps = memoryview(steps_raw).cast("H")
     values = memoryview(values_raw).cast("f")
     weights = [steps[t] for t in ordered]
-    keys = [0]
+    keys = [(0, 0)]  # (key, tiles put back)
     for weight, count in zip(weights, have, strict=True):
-        keys = [key + k * weight for key in keys for k in range(count + 1)]
+        keys = [(key + k * weight, n + k) for key, n in keys for k in range(count + 1)]
+    keys = [key for key, n in keys if n <= top]
     passed = values[0]  # key 0: nothing put back, everything kept
-    best_value = max(values[key] for key in keys if key)
-    if passed > best_value:
+    best_value = max((values[key] for key in keys if key), default=None)
+    if best_value is None or passed > best_value:
         return Move(0, -1, -1, "", "", (), PASS, "", passed)
     combos = []
     for key in keys:

@@ -1,4 +1,4 @@
-"""GCG coordinates and plays, racks, and CGP positions.
+"""GCG coordinates and plays, and racks (CGP positions: position.py).
 
 `8D WORD` is an across play starting at row 8, column D; `D8 WORD` a down play.
 Blanks are lowercase. Tiles already on the board may be written as their letters,
@@ -8,12 +8,10 @@ as `.`, or inside parentheses: `8D WO(R)D`, `8D WO.D` and `8D WORD` are one play
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 
 from .board import ACROSS, BLANK_FLAG, DOWN, Board, cell_letter, letter_cell, square_label
-from .errors import InputError
+from .errors import InputError, RackError
 from .rules import BLANK, Ruleset
 
 _COORD = re.compile(r"^(?:(\d{1,2})([A-Za-z])|([A-Za-z])(\d{1,2}))$")
@@ -50,28 +48,6 @@ class Play:
 
     def __str__(self) -> str:
         return self.notation
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A parsed CGP: board, racks (player to move first), scores, scoreless turns, options."""
-
-    board: Board
-    racks: tuple[str, ...]
-    scores: tuple[int, ...]
-    zero_turns: int
-    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def lead(self) -> int:
-        """The mover's score less the best other player's (0 without scores)."""
-        return self.scores[0] - max(self.scores[1:], default=0) if self.scores else 0
-
-    def to_cgp(self) -> str:
-        ops = "".join(f" {k} {v};" if v else f" {k};" for k, v in self.options.items())
-        racks = "/".join(self.racks)
-        scores = "/".join(str(s) for s in self.scores)
-        return f"{self.board.to_cgp()} {racks} {scores} {self.zero_turns}{ops}"
 
 
 def parse_coordinate(text: str, rules: Ruleset | None = None) -> tuple[int, int, str]:
@@ -144,7 +120,7 @@ def _read_word(board: Board, row: int, col: int, direction: str, spelled: str, t
             elif inside:
                 raise InputError(f"play {text!r}: {where} is empty but {ch!r} is in parentheses")
             else:
-                placed.append((r, c, ch))
+                placed.append((r, c, cell_letter(rules, cell)))
         r, c = r + dr, c + dc
     if inside:
         raise InputError(f"bad play {text!r}: '(' without ')'")
@@ -176,21 +152,23 @@ def make_play(board: Board, placed: list[tuple[int, int, str]] | tuple, directio
 def parse_rack(rules: Ruleset, text: str) -> tuple[int, ...]:
     """'AEINRS?' -> tile numbers (0 for a blank), in the order written. Case is ignored."""
     if not isinstance(text, str):
-        raise InputError(f"a rack must be text like 'AEINRS?', not {type(text).__name__}")
+        raise RackError(f"a rack must be text like 'AEINRS?', not {type(text).__name__}")
     tiles = []
     for ch in text.strip():
         if ch == BLANK:
             tiles.append(0)
             continue
         tile = rules.letter_index.get(ch.upper())
+        if tile is None and rules.fold:  # Эрудит's Ё is an Е, as in its lexicon
+            tile = rules.letter_index.get(rules.fold.get(ch.upper(), ""))
         if tile is None:
-            raise InputError(
+            raise RackError(
                 f"rack {text!r}: {ch!r} is not a letter of the {rules.name} alphabet "
                 "(write a blank as '?')"
             )
         tiles.append(tile)
     if len(tiles) > rules.rack_size:
-        raise InputError(
+        raise RackError(
             f"rack {text!r} holds {len(tiles)} tiles; a {rules.name} rack holds at most "
             f"{rules.rack_size}"
         )
@@ -201,39 +179,6 @@ def format_rack(rules: Ruleset, tiles: tuple[int, ...] | list[int]) -> str:
     """Tile numbers -> 'AEINRS?' in alphabet order, blanks last."""
     letters = sorted(t for t in tiles if t)
     return "".join(rules.alphabet[t - 1] for t in letters) + BLANK * sum(1 for t in tiles if t == 0)
-
-
-def parse_cgp(rules: Ruleset, text: str) -> Position:
-    """A full CGP line: board, racks, scores, scoreless turns, then `opcode value;` options."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("CGP is empty")
-    fields = text.split(None, 4)
-    if len(fields) < 4:
-        raise InputError(
-            f"CGP {text[:60]!r} has {len(fields)} field(s); expected board, racks, scores "
-            "and the count of scoreless turns"
-        )
-    board = Board.from_cgp(rules, fields[0])
-    racks = tuple(fields[1].split("/"))
-    for rack in racks:
-        parse_rack(rules, rack)
-    try:
-        scores = tuple(int(s) for s in fields[2].split("/"))
-        zeros = int(fields[3])
-    except ValueError:
-        raise InputError(
-            f"CGP scores {fields[2]!r} and turns {fields[3]!r} must be numbers"
-        ) from None
-    if len(scores) != len(racks):
-        raise InputError(f"CGP has {len(racks)} racks but {len(scores)} scores")
-    options: dict[str, str] = {}
-    if len(fields) == 5:
-        for op in fields[4].split(";"):
-            op = op.strip()
-            if op:
-                key, _, value = op.partition(" ")
-                options[key] = value.strip()
-    return Position(board, racks, scores, zeros, MappingProxyType(options))
 
 
 def is_blank_cell(cell: int) -> bool:

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from .board import Board
 from .errors import InputError, WorkLimitError
-from .legality import unseen_counts
 from .moves import Move
 from .notation import format_rack
+from .position import Position
 
 MAX_CANDIDATES = 100
+BAG_SIZES = range(1, 2)  # the bag sizes this pre-endgame solves (Position.preendgame)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +79,9 @@ def solve_preendgame(
         or not 1 <= candidates <= MAX_CANDIDATES
     ):
         raise InputError(f"candidates must be 1..{MAX_CANDIDATES}, not {candidates!r}")
-    tiles = solver._rack(rack)[0]
-    left = unseen_counts(board, tiles)
-    unseen = [t for t, n in enumerate(left) for _ in range(n)]
-    bag = len(unseen) - rules.rack_size
-    if bag != 1:
-        raise InputError(
-            f"a pre-endgame has one tile in the bag; this position has {max(bag, 0)} "
-            f"({len(unseen)} tiles unseen, {rules.rack_size} on the opponent's rack)"
-            + (": solve its endgame instead" if bag <= 0 else "")
-        )
+    position = Position.of(board, rack).preendgame(BAG_SIZES)
+    tiles = position.tiles()
+    unseen = [t for t, n in enumerate(position.unseen()) for _ in range(n)]
     started = time.perf_counter()
     deadline = None if budget_s is None else started + budget_s
     moves = solver.generate_moves(board, rack, limit=candidates)

@@ -52,6 +52,7 @@ _FIELDS = {
     "premiums",
     "fold",
     "end",
+    "exchange_min_bag",
 }
 _END_FIELDS = {"going_out", "stuck_loses_own", "scoreless_turns", "scoreless_loses_own"}
 MAX_GOING_OUT = 10  # times the other rack's value
@@ -100,6 +101,7 @@ class Ruleset:
     letter_index: Mapping[str, int]  # uppercase letter -> tile number 1..N
     tile_values: tuple[int, ...]  # value by tile number; [0] is the blank's 0
     end: EndRules = EndRules()
+    exchange_min_bag: int = 7  # tiles the bag must hold for an exchange (the pass: always)
 
     # ----------------------------------------------------------------- loading
     @classmethod
@@ -157,6 +159,27 @@ class Ruleset:
     def value(self, tile: int) -> int:
         """Points of tile number 1..N (a blank scores 0 and is never passed here)."""
         return self.tile_values[tile]
+
+    def can_exchange(self, bag: int) -> bool:
+        """Whether a player may exchange with `bag` tiles in the bag (never more tiles than
+        it holds: see max_exchange)."""
+        return bag >= self.exchange_min_bag
+
+    def max_exchange(self, bag: int) -> int:
+        """The most tiles one exchange may put back with `bag` tiles in the bag (0: none)."""
+        return min(self.rack_size, bag) if self.can_exchange(bag) else 0
+
+    def fold_letters(self, text: str) -> str:
+        """`text` with each letter the ruleset folds replaced by its tile's letter, case kept
+        (Эрудит: Ё -> Е, ё -> е), as the lexicon builder folds words."""
+        if not self.fold:
+            return text
+        out = []
+        for ch in text:
+            upper = ch.upper()
+            folded = self.fold.get(upper)
+            out.append(ch if folded is None else folded if ch == upper else folded.lower())
+        return "".join(out)
 
     def multipliers(self, row: int, col: int) -> tuple[int, int]:
         """(letter multiplier, word multiplier) of a square."""
@@ -220,6 +243,7 @@ class Ruleset:
             and self.premiums == other.premiums
             and (self.blanks, self.rack_size, self.bingo_bonus, self.centre, self.end)
             == (other.blanks, other.rack_size, other.bingo_bonus, other.centre, other.end)
+            and self.exchange_min_bag == other.exchange_min_bag
         )
 
 
@@ -292,6 +316,12 @@ def _parse(raw: dict, source: str) -> Ruleset:
         fold[src_u] = dst_u
 
     end = _parse_end(raw.get("end", {}), source)
+    exchange_min_bag = raw.get("exchange_min_bag", rack_size)
+    if type(exchange_min_bag) is not int or not 1 <= exchange_min_bag <= counted:
+        raise RulesetError(
+            f"{source}: field 'exchange_min_bag' is {exchange_min_bag!r}; it must be a whole "
+            f"number 1..{counted} (the tiles the bag must hold for an exchange)"
+        )
 
     rules = Ruleset(
         name=name,
@@ -311,6 +341,7 @@ def _parse(raw: dict, source: str) -> Ruleset:
         letter_index=MappingProxyType({ch: i + 1 for i, ch in enumerate(alphabet)}),
         tile_values=(0, *(values[ch] for ch in alphabet)),
         end=end,
+        exchange_min_bag=exchange_min_bag,
     )
     try:
         _movegen.check_rules(*rules.generator_args())

@@ -71,6 +71,7 @@ class Solver:
         leaves: Leaves | str | os.PathLike | None = None,
         budget: float | None = None,
         count_all: bool = False,
+        max_exchange: int | None = None,
     ) -> MoveList:
         """Every legal play for `rack` on `board`, once each, ranked best first.
 
@@ -81,7 +82,9 @@ class Solver:
         tiles kept, from `leaves`: Leaves or a .klv2 path). budget: seconds the search may
         take; WorkLimitError past it (None: no limit). count_all: with a limit, still
         search every play, so that `total` counts them (as slow as no limit, as little
-        memory as the limit).
+        memory as the limit). max_exchange: with include_exchanges, the most tiles an
+        exchange may put back (None: the whole rack; 0: the pass alone); Position decides it
+        from the bag (`analyze` in analysis.py does).
         """
         # checked in the order that costs least when all is well: best-play requests come
         # by the million, and each check here is a sizeable part of one
@@ -154,7 +157,9 @@ class Solver:
                 and _plays_fill(limit_c, equities, leaves, tiles)
             )
         ):
-            extra = exchanges(self.rules, tiles, leaves if rank == "equity" else None, limit)
+            extra = exchanges(
+                self.rules, tiles, leaves if rank == "equity" else None, limit, max_exchange
+            )
         moves = MoveList(
             board,
             records,

@@ -10,7 +10,8 @@ import random
 import pytest
 
 from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver, WorkLimitError
-from anchor.engine.notation import format_rack, parse_cgp
+from anchor.engine.notation import format_rack
+from anchor.engine.position import parse_cgp
 
 from .conftest import ROOT
 from .endgame_reference import (
@@ -255,8 +256,11 @@ def test_cli_endgame_prints_the_value_and_line(capsys):
     assert main(["endgame", "--cgp", cgp, "--lexicon", kwg, "--parts", "2", "--json"]) == 0
     result = __import__("json").loads(capsys.readouterr().out)
     assert result["value"] == -56 and result["exact"] and result["moves"][-1] == ["15A AD(Z)", 39]
-    assert main(["endgame", "--cgp", cgp.split()[0] + " FV/ 0/0 0", "--lexicon", kwg]) == 2
-    assert "needs both racks" in capsys.readouterr().err
+    # the opponent's rack left out: with the bag empty it is what the mover cannot see
+    assert main(["endgame", "--cgp", cgp.split()[0] + " FV/ 0/0 0", "--lexicon", kwg]) == 0
+    assert "value -56 for FV: solved" in capsys.readouterr().out
+    assert main(["endgame", "--cgp", cgp.split()[0] + " / 0/0 0", "--lexicon", kwg]) == 2
+    assert "an endgame needs the racks" in capsys.readouterr().err
 
 
 def test_static_players_go_out_and_the_endgame_player_solves(twl06_solver):

@@ -3,14 +3,12 @@ checked, its plays generated and ranked, cut to what the request and the server 
 
 from __future__ import annotations
 
-import time
-
 from anchor.client import protocol as p
-from anchor.engine import Board, InputError, Ruleset, Solver, parse_cgp
+from anchor.engine import Board, Position, Solver
+from anchor.engine.analysis import AnalysisOptions, analyze
 from anchor.engine.leaves import Leaves
-from anchor.engine.legality import check_position, check_rack, fits, unseen_counts
-from anchor.engine.notation import parse_rack
 
+from .errors import engine_errors
 from .registry import LexiconRegistry
 
 
@@ -61,60 +59,39 @@ def _packed_bound(result: p.Analysis | p.Failure) -> int:
     return size
 
 
-# CGP opcodes (`name value;`) read here: the rest name the game and change nothing.
-_CGP_INFO = {"gid", "cid", "tmr", "mcnz", "ti", "tn"}
-
-
-def _position_board(
-    registry: LexiconRegistry, request: p.Request, position: p.Position
-) -> tuple[Solver, Board, str | None]:
-    """The position's solver (a CGP's `lex` may choose it), board and CGP rack."""
+def engine_position(
+    registry: LexiconRegistry, request, position: p.Position, rack: str | None = None
+) -> tuple[Solver, Position]:
+    """A request's position as the engine's Position, and the solver it calls for (a
+    CGP's `lex` may choose it). `rack` (or the position's) replaces a CGP's first rack."""
     rules = registry.rules(request.ruleset)
     lexicon = request.lexicon
-    try:
+    rack = rack if rack is not None else position.rack
+    with engine_errors(p.BAD_POSITION):
         if position.cgp is not None and len(position.cgp.split()) >= 4:
-            cgp = parse_cgp(rules, position.cgp)
-            board, cgp_rack = cgp.board, cgp.racks[0]
-            lexicon = _cgp_lexicon(registry, rules, request.lexicon, cgp.options)
-        elif position.cgp is not None:
-            board, cgp_rack = Board.from_cgp(rules, position.cgp), None
+            found = Position.from_cgp(rules, position.cgp)
+            named = found.lexicon_named(request.lexicon)
+            if request.lexicon is None and named is not None:
+                lexicon = _served(registry, named)
+            if rack is not None:
+                found = found.with_racks(rack)
         else:
-            board, cgp_rack = Board.from_rows(rules, position.rows), None
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
-    return registry.solver(request.ruleset, lexicon), board, cgp_rack
+            if position.cgp is not None:
+                board = Board.from_cgp(rules, position.cgp)
+            else:
+                board = Board.from_rows(rules, position.rows)
+            if rack is None:
+                raise p.ProtocolError(
+                    p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
+                )
+            found = Position.of(board, rack)
+    return registry.solver(request.ruleset, lexicon), found
 
 
-def _cgp_lexicon(registry, rules: Ruleset, asked: str | None, options) -> str | None:
-    """The lexicon a CGP's opcodes call for, checked against the request and ruleset."""
-    for op, value in options.items():
-        if op == "lex" or op in _CGP_INFO:
-            continue
-        if op == "ld" and value.casefold() in (rules.name.casefold(), *_LD_ALIASES[rules.name]):
-            continue
-        if op == "bb" and value == str(rules.bingo_bonus):
-            continue
-        if op == "var" and value.casefold() == "classic":
-            continue
-        if op in ("ld", "bb", "var"):
-            raise InputError(
-                f"the CGP asks for {op} {value!r}, which the {rules.name} ruleset does not "
-                "play; choose the ruleset that does, or drop the opcode"
-            )
-        raise InputError(
-            f"the CGP opcode {op!r} is not one this service reads (it reads lex, ld, bb, var "
-            f"and ignores {', '.join(sorted(_CGP_INFO))})"
-        )
-    named = options.get("lex")
-    if not named:
-        return asked
-    if asked is not None:
-        if asked.casefold() != named.casefold():
-            raise InputError(
-                f"the CGP names lexicon {named!r} but the request asks for {asked!r}; "
-                "drop one of them"
-            )
-        return asked
+def _served(registry: LexiconRegistry, named: str | None) -> str | None:
+    """The lexicon a CGP names, as this service serves it (unknown_lexicon when it doesn't)."""
+    if named is None or named in registry.paths:
+        return named
     served = registry.served(named)
     if served is None:
         known = ", ".join(sorted(registry.paths)) or "none"
@@ -122,14 +99,6 @@ def _cgp_lexicon(registry, rules: Ruleset, asked: str | None, options) -> str | 
             p.UNKNOWN_LEXICON, f"the CGP names lexicon {named!r}; this service has: {known}"
         )
     return served
-
-
-_LD_ALIASES: dict[str, tuple[str, ...]] = {
-    "english": ("english",),
-    "super-english": ("english_super", "super-english"),
-    "russian": ("russian",),
-    "erudit": ("erudit",),
-}
 
 
 def analyze_position(
@@ -140,121 +109,32 @@ def analyze_position(
     max_moves: int | None = None,
     budget: float | None = None,
 ) -> p.Analysis:
-    """One position of a request: checked (a rack and board one bag could hold, tiles
-    connected), then every play ranked, cut to the position's limit or `max_moves`."""
-    solver, board, cgp_rack = _position_board(registry, request, position)
-    rules = solver.rules
-    rack = position.rack if position.rack is not None else cgp_rack
-    if rack is None:
-        raise p.ProtocolError(
-            p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
-        )
-    try:
-        tiles = parse_rack(rules, rack)
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
-    if not fits(board, tiles):
-        try:
-            check_rack(rules, tiles)
-        except InputError as exc:
-            raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
-        try:
-            check_position(board, tiles)
-        except InputError as exc:
-            raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
+    """One position of a request: one engine call (engine/analysis.py analyze), which
+    checks it and ranks its plays as the bag decides, cut to the position's limit or
+    `max_moves`."""
+    solver, found = engine_position(registry, request, position)
     limit = position.limit if position.limit is not None else max_moves
     capped = position.limit is None and limit is not None
-    options = request.options
-    if leaves is not None:
-        others = unseen_counts(board, tiles, strict=False)
-        if sum(others) <= rules.rack_size:  # the bag is empty: no leave values
-            points = sum(n * rules.tile_values[t] for t, n in enumerate(others))
-            return _empty_bag_position(
-                solver, board, rack, position, options, limit, points, budget
-            )
-    started = time.perf_counter()
-    try:
-        moves = solver.generate_moves(
-            board,
-            rack,
-            mode=position.mode,
-            limit=limit,
-            count_all=capped,  # all plays were asked for: count them, send the cap's worth
-            include_exchanges=options.exchanges,
-            rank="equity" if leaves is not None else "score",
-            leaves=leaves,
-            budget=budget,
-        )
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
-    generated = time.perf_counter() - started
-    truncated = capped and moves.total is not None and moves.total > limit
-    if options.breakdown:
-        entries = [_with_breakdown(solver, board, move) for move in moves]
-    else:  # straight from the packed records, no Move objects
-        entries = moves.fields(lists=True)
+    options = AnalysisOptions(
+        mode=position.mode,
+        limit=limit,
+        count_all=capped,  # all plays were asked for: count them, send the cap's worth
+        exchanges=request.options.exchanges,
+        breakdown=request.options.breakdown,
+        leaves=leaves,
+        budget=budget,
+    )
+    with engine_errors(p.BAD_POSITION):
+        ranked = analyze(solver, found, options)
+    truncated = capped and ranked.total is not None and ranked.total > limit
     return p.Analysis(
-        entries,
-        total=moves.total,
+        ranked.rows,
+        total=ranked.total,
         truncated=truncated or None,
-        equities=_rounded(moves.equities()) if leaves is not None else None,
-        timings=p.Timings(generate_us=round(generated * 1e6, 1)),
+        equities=_rounded(ranked.equities) if ranked.equities is not None else None,
+        timings=p.Timings(generate_us=round(ranked.seconds * 1e6, 1)),
     )
 
 
 def _rounded(equities: list[float]) -> list[float]:
     return [round(e, 3) for e in equities]
-
-
-def _with_breakdown(solver, board, move) -> list:
-    """A move's result entry with its words and bingo bonus (options.breakdown)."""
-    breakdown = {"words": [], "bingo": 0}
-    if move.kind == "play":
-        score = solver.score_play(board, move.play())
-        breakdown = {
-            "words": [[w.word, w.coordinate, w.score] for w in score.words],
-            "bingo": score.bingo,
-        }
-    return [*move.entry(), breakdown]
-
-
-def _empty_bag_position(
-    solver, board, rack: str, position, options, limit, points: int, budget
-) -> p.Analysis:
-    """analyze_position by equity once the bag is empty: every play ranked by its score plus
-    the going-out adjustment (engine/endgame.py, endgame_value), reported as its equity;
-    the pass (the one exchange left) with `options.exchanges`."""
-    from anchor.engine.endgame import endgame_value
-    from anchor.engine.moves import PASS, Move
-
-    started = time.perf_counter()
-    try:
-        moves = solver.generate_moves(board, rack, mode=position.mode, budget=budget)
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_RACK, str(exc)) from None
-    held = len(parse_rack(solver.rules, rack))
-    scores = moves.scores()
-    values = [
-        endgame_value(solver.rules, len(moves.placed(i)), s, held, points)
-        for i, s in enumerate(scores)
-    ]
-    order = sorted(range(len(values)), key=lambda i: (-values[i], i))
-    if options.exchanges:
-        order.append(-1)  # the pass: worth 0, after the plays worth as much
-        order.sort(key=lambda i: (-(values[i] if i >= 0 else 0), i < 0, i))
-    total = len(order)
-    if limit is not None:
-        order = order[:limit]
-    generated = time.perf_counter() - started
-    passed = Move(0, -1, -1, "", "", (), PASS)
-    if options.breakdown:
-        entries = [_with_breakdown(solver, board, moves[i] if i >= 0 else passed) for i in order]
-    else:
-        fields = moves.fields(lists=True)
-        entries = [fields[i] if i >= 0 else passed.entry() for i in order]
-    return p.Analysis(
-        entries,
-        total=total,
-        equities=_rounded([float(values[i]) if i >= 0 else 0.0 for i in order]),
-        timings=p.Timings(generate_us=round(generated * 1e6, 1)),
-    )

@@ -10,17 +10,16 @@ from pathlib import PurePath
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
-from anchor.engine import InputError, Solver, WorkLimitError, parse_cgp
+from anchor.engine import Position, Solver, WorkLimitError
 from anchor.engine.annotate import annotate_game
 from anchor.engine.gcg import parse_gcg
 from anchor.engine.leaves import Leaves
-from anchor.engine.legality import check_position, check_rack
-from anchor.engine.notation import parse_rack
 from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy, InvariantError, play_game
 from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
 from .analysis import analyze_position, run_analysis
+from .errors import engine_errors
 from .exchange import MEMORY_POOLS, Pools
 from .pooled import Setting, run_pooled
 from .registry import LexiconRegistry
@@ -172,7 +171,7 @@ def run_annotate(
 ) -> p.AnnotateResult:
     """A recorded game, every turn analysed (and simulated, when asked)."""
     solver = registry.solver(request.ruleset, request.lexicon)
-    try:
+    with engine_errors(p.BAD_GAME, rack=p.BAD_GAME):
         leaves = None
         if request.leaves is not None:
             leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
@@ -194,8 +193,6 @@ def run_annotate(
         annotation = annotate_game(
             game, solver, request.top, leaves, deadline.budget, sim, lexicon=named
         )
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_GAME, str(exc)) from None
     return p.AnnotateResult(annotation)
 
 
@@ -219,20 +216,16 @@ def run_endgame(
         seconds = request.seconds if seconds is None else min(seconds, request.seconds)
     if seconds is not None:
         seconds = max(0.001, seconds - 0.05)  # leave time to write the answer
-    try:
-        position = parse_cgp(rules, request.cgp)
-        racks = list(position.racks) + ["", ""]
-        rack = request.rack if request.rack is not None else racks[0]
-        other = request.opponent if request.opponent is not None else racks[1]
+    with engine_errors(p.BAD_POSITION):
+        position = Position.from_cgp(rules, request.cgp)
+        position = position.with_racks(request.rack, request.opponent).endgame()
         split = endgame.Split(
             request.first, request.last, request.parts, request.part, request.floor
         )
         part = solver.solve_endgame_part(
-            position.board, rack or "", other or "", split, plies=request.plies,
-            budget_s=seconds, table_mb=table_mb, scoreless=request.scoreless,
+            position.board, position.rack, position.opponent or "", split,
+            plies=request.plies, budget_s=seconds, table_mb=table_mb, scoreless=request.scoreless,
         )  # fmt: skip
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     found = part.endgame
     return p.EndgameResult(
         found.value, [[m.notation, m.score] for m in found.moves], found.depth, found.exact,
@@ -248,15 +241,12 @@ def run_preendgame(
     seconds = deadline.budget()
     if request.seconds is not None:
         seconds = request.seconds if seconds is None else min(seconds, request.seconds)
-    try:
-        position = parse_cgp(solver.rules, request.cgp)
-        rack = request.rack if request.rack is not None else position.racks[0]
+    with engine_errors(p.BAD_POSITION):
+        position = Position.from_cgp(solver.rules, request.cgp).with_racks(request.rack)
         found = solver.solve_preendgame(
-            position.board, rack or "", candidates=request.candidates, lead=position.lead,
+            position.board, position.rack, candidates=request.candidates, lead=position.lead,
             budget_s=seconds,
         )  # fmt: skip
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     plays = [
         [pl.move.notation, pl.move.score, round(pl.mean, 3), round(pl.win_rate, 4),
          [[d.tile, d.count, d.value] for d in pl.draws]]
@@ -281,12 +271,10 @@ def run_simulate(
 
     solver = registry.solver(request.ruleset, request.lexicon)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
-    try:
-        position = parse_cgp(solver.rules, request.cgp)
-        rack = request.rack if request.rack is not None else position.racks[0]
-        tiles = parse_rack(solver.rules, rack or "")
-        check_rack(solver.rules, tiles)
-        check_position(position.board, tiles)
+    with engine_errors(p.BAD_POSITION):
+        position = Position.from_cgp(solver.rules, request.cgp).with_racks(request.rack)
+        position.check()
+        rack = position.rack
         chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
         if request.pool is not None:
             setting = Setting(solver, position.board, rack, leaves, chosen, position.lead)
@@ -302,8 +290,6 @@ def run_simulate(
             request.seed, range(request.first, request.first + request.iterations),
             budget=deadline.budget, unplayed=unplayed,
         )  # fmt: skip
-    except InputError as exc:
-        raise p.ProtocolError(p.BAD_POSITION, str(exc)) from None
     table = [[c.notation, c.score, round(c.equity, 3)] for c in chosen]
     return p.SimulateResult(table, list(only), values, unplayed)
 

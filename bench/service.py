@@ -47,7 +47,7 @@ from redis import Redis
 from rq import Queue, Worker
 from anchor.client import protocol as p
 from anchor.worker.runner import LexiconRegistry
-from anchor.client.serializer import MsgpackSerializer
+from anchor.client.protocol.serializer import MsgpackSerializer
 from anchor.worker.guard import AnchorJob
 from anchor.worker.jobs import JobContext
 from anchor.worker.metrics import Metrics

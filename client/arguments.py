@@ -1,5 +1,6 @@
-"""Argument types and the parser class shared by the `anchor` and `anchor worker`
-command lines: whole numbers, ports, and one-line errors."""
+"""What the `anchor` subcommands share on their command lines: output files, --threads,
+the service options. The types both command lines use (the worker's too) are the
+protocol leaf's (protocol/settings.py), re-exported here."""
 
 from __future__ import annotations
 
@@ -9,65 +10,15 @@ from pathlib import Path
 
 from anchor.engine import AnchorError
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (the usage is a --help away)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def package_version() -> str:
-    """The installed distribution's version (anchor-scrabble)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("anchor-scrabble")
-    except PackageNotFoundError:
-        return "(not installed)"
-
-
-def log_level(text: str) -> str:
-    """A logging level by name, any case: DEBUG, INFO, WARNING, ERROR, CRITICAL."""
-    name = text.strip().upper()
-    if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a log level: DEBUG, INFO, WARNING, ERROR or CRITICAL"
-        )
-    return name
-
-
-def queue_name(text: str) -> str:
-    """A queue's name: not empty, no spaces or control characters (it is a Redis key)."""
-    if not text or not text.isprintable() or any(ch.isspace() for ch in text):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a queue name: give a non-empty name without spaces"
-        )
-    return text
-
-
-def non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
-
-
-def port(text: str) -> int:
-    value = non_negative(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (0..65535)")
-    return value
-
-
-def positive(text: str) -> int:
-    value = non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
+from .protocol.settings import (  # noqa: F401  (re-exported for the subcommands)
+    Parser,
+    log_level,
+    non_negative,
+    package_version,
+    port,
+    positive,
+    queue_name,
+)
 
 
 def output_file(given: str, what: str) -> Path:

@@ -12,17 +12,22 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
-from typing import TYPE_CHECKING
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from . import protocol as p
-from .connection import ServiceError, connect, redacted
+from .protocol.connection import ServiceError, connect, redacted
 
-if TYPE_CHECKING:  # the runner (and the engine) load only in embedded mode, when used
-    from anchor.worker.runner import LexiconRegistry
+
+def _runner():
+    """The worker's request runner, for embedded mode (no Redis): the one place the client
+    reaches into the worker. Loaded on first use, so a client of the fleet never loads the
+    engine or its C extension."""
+    from anchor.worker import runner
+
+    return runner
 
 
 def _refused_writes(exc: ResponseError) -> ServiceError:
@@ -79,7 +84,7 @@ class AnalysisClient:
         job_timeout: int = 30,
         retries: int = 2,
         result_ttl: int = 3600,
-        registry: LexiconRegistry | None = None,
+        registry=None,  # embedded mode's worker.runner.LexiconRegistry (default: a searching one)
         connection=None,
         threads: int = 1,
         processes: bool = False,
@@ -100,15 +105,13 @@ class AnalysisClient:
         self.result_ttl = result_ttl
         if redis_url is None and connection is None:
             if registry is None:
-                from anchor.worker.runner import LexiconRegistry
-
-                registry = LexiconRegistry(search=True)
+                registry = _runner().LexiconRegistry(search=True)
             self.registry = registry
             self.queue = None
             return
         from rq import Queue
 
-        from .serializer import MsgpackSerializer
+        from .protocol.serializer import MsgpackSerializer
 
         self.connection = connection if connection is not None else connect(redis_url)
         self.serializer = MsgpackSerializer
@@ -338,9 +341,8 @@ class AnalysisClient:
     def _run_local(self, payload: bytes) -> dict:
         self._warm = True
         try:
-            from anchor.worker.runner import run_request
-
-            return run_request(p.decode_request(payload, p.Limits.unbounded()), self.registry)
+            request = p.decode_request(payload, p.Limits.unbounded())
+            return _runner().run_request(request, self.registry)
         except p.ProtocolError as exc:
             return exc.to_result()
 

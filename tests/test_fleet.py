@@ -20,7 +20,7 @@ import redis
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient, ServiceError
-from anchor.client.connection import connect
+from anchor.client.protocol.connection import connect
 
 from .conftest import ROOT, data_path
 from .service import TWL06, RedisServer, WorkerProcess, free_port, http_status, wait_until

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient
-from anchor.client.serializer import MsgpackSerializer, Packed
+from anchor.client.protocol.serializer import MsgpackSerializer, Packed
 from anchor.worker.runner import LexiconRegistry, run_request
 
 from .conftest import DEFAULT_KWG, data_path
@@ -503,13 +503,13 @@ def test_a_claim_and_a_store_are_one_round_trip_each(registry, monkeypatch):
 def test_protocol_md_holds_every_declared_table():
     """Each request kind and each result has its table in PROTOCOL.md, equal to what its
     declaration makes; a field added to a declaration and not documented fails here."""
-    from anchor.client import protocol_doc
+    from anchor.client.protocol import doc as protocol_doc
 
     from .conftest import ROOT
 
     text = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
     assert protocol_doc.marked(text) == set(protocol_doc.REQUESTS) | set(protocol_doc.RESULTS)
-    assert protocol_doc.render(text) == text, "run python -m anchor.client.protocol_doc"
+    assert protocol_doc.render(text) == text, "run python -m anchor.client.protocol.doc"
     assert "| `table_mb` | a number | 1..65,536 | nil |" in text  # a row as a reader sees it
     assert set(p.KINDS) <= set(protocol_doc.REQUESTS) | {"batch"}
 

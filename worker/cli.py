@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from anchor.client.arguments import Parser, log_level, non_negative, port, queue_name
+from anchor.client.protocol.settings import Parser, log_level, non_negative, port, queue_name
 
 
 def build_parser() -> Parser:

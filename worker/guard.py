@@ -22,7 +22,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
 from anchor.client import protocol as p
-from anchor.client.serializer import Packed
+from anchor.client.protocol.serializer import Packed
 
 from . import jobs
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rq.timeouts import JobTimeoutException
 
 from anchor.client import protocol as p
-from anchor.client.serializer import Packed
+from anchor.client.protocol.serializer import Packed
 
 from .exchange import Pools
 from .metrics import Metrics

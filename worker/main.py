@@ -23,8 +23,8 @@ from redis import Redis
 from rq.exceptions import StopRequested
 
 from anchor.client import protocol as p
-from anchor.client.connection import ServiceError, connect, redacted
-from anchor.client.serializer import MsgpackSerializer
+from anchor.client.protocol.connection import ServiceError, connect, redacted
+from anchor.client.protocol.serializer import MsgpackSerializer
 from anchor.dictionaries.lexica import lexicon_path, search_dirs
 from anchor.engine import AnchorError, LexiconInfo, Ruleset
 from anchor.engine.lexicon import LexiconWarning, anagram_path

@@ -1,5 +1,5 @@
 """PROTOCOL.md's field tables, made from the declarations so that the document cannot drift
-from the code: `python -m anchor.client.protocol_doc` rewrites every table between
+from the code: `python -m anchor.client.protocol.doc` rewrites every table between
 `<!-- table: NAME -->` and `<!-- /table -->`; `--check` only says whether one is stale."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import protocol as p
+from .. import protocol as p
 from .wire import Declared
 
 REQUESTS: dict[str, type[Declared]] = {
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if fresh != text:
             print(f"{path}: a field table differs from the declarations; run "
-                  "python -m anchor.client.protocol_doc", file=sys.stderr)  # fmt: skip
+                  "python -m anchor.client.protocol.doc", file=sys.stderr)  # fmt: skip
             return 1
         return 0
     path.write_text(fresh, encoding="utf-8")

@@ -1,10 +1,10 @@
 /*
  * anchor.engine._movegen: the module. Its functions (check_rules, kwg_check, leave_table,
- * board_census, position_fits) and the Generator type (generator.c). The C core they call
- * is in the units core.h lists; nothing there touches a Python object, so the GIL is
- * released around it.
+ * board_census, position_fits; kwg_check and leave_table are glue.c's) and the Generator
+ * type (generator.c). The C core they call is in the algorithm units core.h lists, which
+ * know nothing of Python, so the GIL is released around it.
  */
-#include "core.h"
+#include "glue.h"
 #include "endgame.h"
 #include "kwg_check.h"
 #include "leave_table.h"

@@ -52,20 +52,12 @@ static size_t sized(size_t word_keys, size_t slots, size_t words, size_t tiles) 
 }
 
 /* The file's size for `set` and `words`; 0 when there is no set to write. */
-static size_t file_size(const Anagrams *set, const WordKeys *words) {
+size_t anagrams_file_size(const Anagrams *set, const WordKeys *words) {
     return set->slots ? sized(word_key_words(words), set->mask + 1, set->words, set->tiles_used) : 0;
 }
 
-PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alphabet, int rack) {
-    size_t size = file_size(set, words);
-    if (!size) {
-        PyErr_SetString(PyExc_ValueError,
-                        "this lexicon has no bingo-word set to write (too large a graph)");
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!out) return NULL;
-    uint8_t *at = (uint8_t *)PyBytes_AS_STRING(out);
+/* The file for `set` and `words` into `at`, anagrams_file_size bytes (not 0). */
+void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack, uint8_t *at) {
     AnagramHeader h = {.version = ANAGRAM_FILE_VERSION, .alphabet = (uint32_t)alphabet,
                        .rack = (uint32_t)rack, .max_side = MAX_SIDE, .slots = set->mask + 1,
                        .keys = set->count, .words = set->words, .tiles = set->tiles_used,
@@ -86,7 +78,6 @@ PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alph
     PUT(set->length, h.words);
     PUT(set->tiles, h.tiles);
 #undef PUT
-    return out;
 }
 
 /* What keeps the file `buf` from being `built` and `built_words` (OTHER_RULES: only its rack

@@ -1,14 +1,19 @@
 /*
- * anchor.engine._movegen: what every compilation unit shares. The move record and the
- * search's state, the lexicon's node accessors (movegen_limits.h) and the one child
- * lookup, the ruleset, the Generator object, and the functions one unit calls in another.
+ * anchor.engine._movegen: what every algorithm unit shares, free of Python (no unit that
+ * includes only this header needs Python.h; tests/test_layout.py compiles each without it).
+ * The move record and the search's state, the lexicon's node accessors (movegen_limits.h)
+ * and the one child lookup, the ruleset, `Core` (the lexicon's graph and tables and the
+ * rules a search reads), and the functions one unit calls in another.
  *
- * The units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c (board
- * preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words' table as
- * a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts),
- * leave_table.c (leave values), kwg_check.c (the KWG checker), rules.c (a ruleset read from
- * Python), shuffle.c (a self-played game's bag, as Python's random shuffles it), generator.c
- * and describe.c (the Generator type) and _movegen.c (the module).
+ * The algorithm units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c
+ * (board preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words'
+ * table as a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts
+ * and self-played games), endgame.c (the exact endgame). The CPython glue (glue.h) is in
+ * units of its own: glue.c (what the methods share: a board and rack read and checked,
+ * failures as exceptions), generator.c (the Generator type), describe.c (plays as Python
+ * values), games.c (Generator.selfplay), rules.c (a ruleset read from Python),
+ * leave_table.c (leave values), kwg_check.c (the KWG checker), shuffle.c (a self-played
+ * game's bag, as Python's random shuffles it) and _movegen.c (the module).
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)
@@ -20,10 +25,16 @@
 #ifndef ANCHOR_CORE_H
 #define ANCHOR_CORE_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+/* The system interfaces every unit uses (clock_gettime, malloc_trim), as Python.h asks for
+ * them in the glue units; core.h comes first in every algorithm unit. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -445,35 +456,20 @@ static inline size_t run_index(int a, const unsigned *tile, int n) {
     return at + RUN_AT(a, n);
 }
 
-/* ------------------------------------------------------- Generator object */
+/* ------------------------------------------------------------------ Core */
+/* The lexicon's graph and tables and the ruleset: everything a search reads of its
+ * Generator, built once (generator.c, Generator_init) and constant after. */
 typedef struct {
-    PyObject_HEAD
-    Py_buffer kwg; /* held while the object lives: the lexicon's mmap cannot close */
-    int has_kwg;
     const uint32_t *nodes;
-    uint32_t *owned_nodes;
     uint32_t n_nodes, extent;
-    ListMasks masks; /* extent + 1 entries each; built once per Generator */
-    uint8_t *runs;    /* the letter runs words hold (build_runs) */
-    uint8_t *reach;   /* how far words reach beyond a run (build_reach), or NULL */
+    ListMasks masks;   /* extent + 1 entries each */
+    uint8_t *runs;     /* the letter runs words hold (build_runs) */
+    uint8_t *reach;    /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
     WordKeys words;    /* every word by its letters (build_anagrams); no bits: none */
-    int words_borrowed; /* words.bits lie in the anagram file (anagram_file.c), not ours to free */
-    Py_buffer anagram_file; /* held while the set's arrays lie in it (anagrams.borrowed) */
-    const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
-    /* generate's last board, and the two searches (one a pass) it runs in when no other
-     * thread's call holds them: once the same board comes again (one position asked about
-     * for several racks, or asked again) their passes are prepared for every letter and
-     * kept, so that the board is prepared once and copied never. Read and written with the
-     * GIL held; a call that finds them held searches in its own. */
-    uint8_t last_board[MAX_CELLS];
-    int seen_board;   /* last_board holds a board (checked when it came) */
-    Search *owned;    /* two, allocated when first needed */
-    int owned_busy;   /* a call is searching in them */
-    int owned_board;  /* their passes hold last_board, prepared for every letter */
-} Generator;
+} Core;
 
 /* What one search is asked for: Generator.generate's arguments, and the playouts'. */
 typedef struct {
@@ -568,7 +564,8 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
 int anagrams_filter(Anagrams *a);
 
 /* anagram_file.c: the bingo words as a file every worker maps */
-PyObject *anagrams_to_bytes(const Anagrams *set, const WordKeys *words, int alphabet, int rack);
+size_t anagrams_file_size(const Anagrams *set, const WordKeys *words);
+void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack, uint8_t *out);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);
@@ -594,25 +591,8 @@ void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, 
 
 /* search.c: every play of a position, unranked */
 int time_is_up(const struct timespec *deadline);
-void attach(Search *p, const Generator *g);
-int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
-
-/* generator.c, describe.c, games.c: the Generator type, its describe and selfplay methods,
- * and what the glue shares (a search's failure as a Python exception, a budget's deadline) */
-extern PyTypeObject GeneratorType;
-PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw);
-PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw);
-extern const char selfplay_doc[];
-void raise_failure(int failed, const char *what, double budget);
-struct timespec deadline_after(double budget);
-
-/* rules.c: a ruleset read from Python and checked (Generator_init and check_rules) */
-int rules_load(Rules *r, PyObject *values, PyObject *lm, PyObject *wm);
-double max_score(const Rules *r);
-PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw);
-
-/* shuffle.c: shuffled(key, items) -> bytes, as random.Random(seed).shuffle */
-PyObject *py_shuffled(PyObject *self, PyObject *args);
+void attach(Search *p, const Core *g);
+int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
 
 /* rank.c: the move buffer, and the plays ranked */
 int movebuf_init(MoveBuf *buf, long limit, int by_equity);

@@ -2,7 +2,7 @@
  * anchor.engine._movegen: Generator.describe, plays as Python values (notation, words,
  * the tiles placed), made from the generator's move records.
  */
-#include "core.h"
+#include "glue.h"
 
 
 /* The text of cell byte b (borrowed), or NULL with a ValueError when the table has none. */
@@ -24,7 +24,7 @@ PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*O!|p", names, &rec, &cells, &PyTuple_Type, &text,
                                      &lists))
         return NULL;
-    const Rules *r = &self->rules;
+    const Rules *r = &self->core.rules;
     if (rec.len % (Py_ssize_t)sizeof(MoveRecord) || cells.len != r->rows * r->cols ||
         PyTuple_GET_SIZE(text) != 256) {
         PyErr_SetString(PyExc_ValueError, "describe: records of 32 bytes, the board's cells, 256 texts");

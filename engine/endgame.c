@@ -32,7 +32,7 @@ typedef struct {
 } Ply;
 
 typedef struct {
-    const Generator *g;
+    const Core *g;
     const Rules *r;
     const EndRules *end;
     Search passes[2];
@@ -390,7 +390,7 @@ static int canonical_line(Endgame *e, int32_t value, int passed, EndgameAnswer *
     return 0;
 }
 
-int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
+int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
                   int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
                   EndgameAnswer *answer) {

@@ -79,7 +79,7 @@ typedef struct {
  * split. `max_nodes` (0: none) stops the search like the deadline, but the same way on
  * every machine. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the
  * first iteration finished by the deadline or within the nodes. */
-int solve_endgame(const Generator *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
+int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
                   int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
                   EndgameAnswer *answer);

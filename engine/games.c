@@ -2,35 +2,13 @@
  * anchor.engine._movegen: Generator.selfplay, a whole self-played game in C (playout.c's
  * selfplay_game), for engine/selfplay.py's equity players when nothing is checked.
  */
-#include "core.h"
+#include "glue.h"
 #include "playout.h"
 
 /* Moves a game may take: every tile laid one at a time, and each side's scoreless turns
  * between them, is far below this. */
 #define MAX_GAME_MOVES 1024
 
-/* The leave graph Leaves.graph() gives (nodes, leaves below each list, values) as a Klv,
- * or -1 with a ValueError naming `who` when its buffers do not fit together. */
-int klv_from_buffers(Klv *klv, const Py_buffer *graph, const Py_buffer *counts, const Py_buffer *values,
-                     const char *who) {
-    const uint32_t n = (uint32_t)(graph->len / 4);
-    if (graph->len % 4 || n < 2 || counts->len != graph->len || values->len % 4 || (uintptr_t)graph->buf % 4 ||
-        (uintptr_t)counts->buf % 4 || (uintptr_t)values->buf % 4) {
-        PyErr_Format(PyExc_ValueError, "%s: the leave graph's buffers do not fit together", who);
-        return -1;
-    }
-    *klv = (Klv){graph->buf, counts->buf, n, values->buf, (size_t)values->len / 4};
-    return 0;
-}
-
-/* Free what a Playout was given (its passes, table, bag and move buffers). */
-void playout_release(Playout *p) {
-    free(p->passes);
-    free(p->table);
-    free(p->bag);
-    movebuf_free(&p->buf);
-    movebuf_free(&p->base);
-}
 
 const char selfplay_doc[] =
     "selfplay(order, graph, counts, values, out_factor, scoreless, budget=0.0, score=False)\n"
@@ -54,7 +32,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*y*ii|dp", names, &order_view, &graph, &counts, &values,
                                      &out_factor, &scoreless, &budget, &by_score))
         return NULL;
-    const Rules *r = &self->rules;
+    const Rules *r = &self->core.rules;
     PyObject *result = NULL;
     Playout p = {0};
     GameMove *moves = NULL;
@@ -74,7 +52,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
         }
     Klv klv;
     if (!by_score && klv_from_buffers(&klv, &graph, &counts, &values, "selfplay") < 0) goto out;
-    p.g = self;
+    p.g = &self->core;
     p.klv = by_score ? NULL : &klv;
     p.out_factor = out_factor;
     p.passes = malloc(2 * sizeof *p.passes);
@@ -87,7 +65,7 @@ PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw) {
     }
     const uint8_t empty[MAX_CELLS] = {0};
     for (int dir = 0; dir < 2; dir++) {
-        attach(&p.passes[dir], self);
+        attach(&p.passes[dir], &self->core);
         prepare_pass(&p.passes[dir], r, empty, dir, every_letter(r));
     }
     p.args = (SearchArgs){MODE_ACROSS | MODE_DOWN, 1, 0, NULL, budget > 0.0, deadline_after(budget), 1};

@@ -4,7 +4,7 @@
  * ranked), playouts (Monte Carlo) and describe (plays as Python values). Each method reads
  * its Python arguments, releases the GIL around the C core and builds its answer.
  */
-#include "core.h"
+#include "glue.h"
 #include "kwg_check.h"
 #include "leave_table.h"
 #include "playout.h"
@@ -16,16 +16,16 @@
 
 static void Generator_dealloc(Generator *self) {
     if (self->has_kwg) PyBuffer_Release(&self->kwg);
-    if (self->anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
+    if (self->core.anagrams.borrowed) PyBuffer_Release(&self->anagram_file);
     free(self->owned_nodes);
-    free(self->masks.children.wide);
-    free(self->masks.children.narrow);
-    free(self->masks.accepts.wide);
-    free(self->masks.accepts.narrow);
-    free(self->runs);
-    free(self->reach);
-    anagrams_free(&self->anagrams);
-    if (!self->words_borrowed) free(self->words.bits);
+    free(self->core.masks.children.wide);
+    free(self->core.masks.children.narrow);
+    free(self->core.masks.accepts.wide);
+    free(self->core.masks.accepts.narrow);
+    free(self->core.runs);
+    free(self->core.reach);
+    anagrams_free(&self->core.anagrams);
+    if (!self->words_borrowed) free(self->core.words.bits);
     free(self->owned);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -39,18 +39,18 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
     if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
     Anagrams mapped;
     WordKeys mapped_words;
-    int got = anagrams_adopt(view.buf, (size_t)view.len, self->rules.alphabet,
-                             self->rules.rack_size, &self->anagrams, &self->words, &mapped,
+    int got = anagrams_adopt(view.buf, (size_t)view.len, self->core.rules.alphabet,
+                             self->core.rules.rack_size, &self->core.anagrams, &self->core.words, &mapped,
                              &mapped_words, &self->anagram_problem);
     if (got != ANAGRAMS_ADOPTED) {
         PyBuffer_Release(&view);
         if (got == ANAGRAMS_OTHER_RULES) self->anagram_problem = NULL;
         return 0;
     }
-    anagrams_free(&self->anagrams);
-    self->anagrams = mapped;
-    free(self->words.bits);
-    self->words = mapped_words;
+    anagrams_free(&self->core.anagrams);
+    self->core.anagrams = mapped;
+    free(self->core.words.bits);
+    self->core.words = mapped_words;
     self->words_borrowed = mapped_words.bits != NULL;
     self->anagram_file = view;
     return 0;
@@ -60,7 +60,7 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
                             "centre_row", "centre_col", "rack_size", "bingo", "anagrams", NULL};
     PyObject *kwg, *values, *lm, *wm, *file = Py_None;
-    Rules *r = &self->rules;
+    Rules *r = &self->core.rules;
     if (self->has_kwg) { /* the lexicon buffer is held for the object's life */
         PyErr_SetString(PyExc_TypeError, "Generator is already initialised");
         return -1;
@@ -79,9 +79,9 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "kwg buffer has a bad size");
         return -1;
     }
-    self->n_nodes = (uint32_t)(self->kwg.len / 4);
-    self->nodes = kwg_nodes_view(&self->kwg, &self->owned_nodes);
-    if (!self->nodes) {
+    self->core.n_nodes = (uint32_t)(self->kwg.len / 4);
+    self->core.nodes = kwg_nodes_view(self->kwg.buf, (size_t)self->kwg.len, &self->owned_nodes);
+    if (!self->core.nodes) {
         PyErr_NoMemory();
         return -1;
     }
@@ -89,19 +89,19 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     rep.error[0] = 0;
     rep.counts = NULL;
     int bad = 0;
-    for (uint32_t i = 0; i < self->n_nodes && !bad; i++)
-        if (kwg_arc(self->nodes[i]) >= self->n_nodes) bad = 1;
-    if (!bad && !kwg_is_end(self->nodes[self->n_nodes - 1])) bad = 1;
-    if (!bad && kwg_walk(self->nodes, self->n_nodes, (unsigned)r->alphabet, 1, &rep) != 0) bad = 1;
+    for (uint32_t i = 0; i < self->core.n_nodes && !bad; i++)
+        if (kwg_arc(self->core.nodes[i]) >= self->core.n_nodes) bad = 1;
+    if (!bad && !kwg_is_end(self->core.nodes[self->core.n_nodes - 1])) bad = 1;
+    if (!bad && kwg_walk(self->core.nodes, self->core.n_nodes, (unsigned)r->alphabet, 1, &rep) != 0) bad = 1;
     if (bad) {
         PyErr_Format(PyExc_ValueError, "kwg buffer failed its check: %s",
                      rep.error[0] ? rep.error : "arc out of range or unterminated list");
         return -1;
     }
     /* masks of the list starting at every node below the DAWG's extent, built backwards */
-    self->extent = rep.extent;
-    const size_t lists = (size_t)self->extent + 1;
-    MaskArray *arrays[2] = {&self->masks.children, &self->masks.accepts};
+    self->core.extent = rep.extent;
+    const size_t lists = (size_t)self->core.extent + 1;
+    MaskArray *arrays[2] = {&self->core.masks.children, &self->core.masks.accepts};
     for (int k = 0; k < 2; k++) {
         if (r->alphabet <= 31)
             arrays[k]->narrow = calloc(lists, sizeof *arrays[k]->narrow);
@@ -113,8 +113,8 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         }
     }
     uint64_t mask[2] = {0, 0}; /* children and accepts of the list from node i on */
-    for (uint32_t i = self->extent; i-- > 2;) {
-        uint32_t node = self->nodes[i];
+    for (uint32_t i = self->core.extent; i-- > 2;) {
+        uint32_t node = self->core.nodes[i];
         unsigned tile = kwg_tile(node);
         uint64_t bit = tile >= 1 && tile <= (unsigned)r->alphabet ? (uint64_t)1 << tile : 0;
         if (kwg_is_end(node)) mask[0] = mask[1] = 0;
@@ -127,14 +127,14 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
                 arrays[k]->wide[i] = mask[k];
         }
     }
-    if (build_runs(self->nodes, self->extent, r->alphabet, &self->runs) < 0 ||
-        build_reach(self->nodes, self->extent, r->alphabet, &self->reach) < 0 ||
-        build_anagrams(self->nodes, self->extent, r->alphabet, r->rack_size, &self->anagrams, &self->words) < 0) {
+    if (build_runs(self->core.nodes, self->core.extent, r->alphabet, &self->core.runs) < 0 ||
+        build_reach(self->core.nodes, self->core.extent, r->alphabet, &self->core.reach) < 0 ||
+        build_anagrams(self->core.nodes, self->core.extent, r->alphabet, r->rack_size, &self->core.anagrams, &self->core.words) < 0) {
         PyErr_NoMemory();
         return -1;
     }
     if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
-    if (self->anagrams.slots && anagrams_filter(&self->anagrams) < 0) {
+    if (self->core.anagrams.slots && anagrams_filter(&self->core.anagrams) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -144,8 +144,8 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
      * (bench/service.py: 3 MiB a worker on TWL06, 7.5 with the file). */
     malloc_trim(0);
 #endif
-    uint32_t gaddag = kwg_arc(self->nodes[1]);
-    self->gaddag = gaddag_covers(self->nodes, kwg_arc(self->nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
+    uint32_t gaddag = kwg_arc(self->core.nodes[1]);
+    self->core.gaddag = gaddag_covers(self->core.nodes, kwg_arc(self->core.nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
     return 0;
 }
 
@@ -160,39 +160,13 @@ PyDoc_STRVAR(generate_doc,
 "records: ranked 32-byte move records (layout in _movegen.c); found: plays the search\n"
 "generated; complete: whether that is every play (a limit lets it skip what cannot rank).");
 
-/* The moment `budget` seconds from now (CLOCK_MONOTONIC); budget 0 means none. */
-struct timespec deadline_after(double budget) {
-    struct timespec at = {0, 0};
-    if (budget <= 0.0) return at;
-    clock_gettime(CLOCK_MONOTONIC, &at);
-    double whole = (double)(long)budget;
-    at.tv_sec += (time_t)whole;
-    at.tv_nsec += (long)((budget - whole) * 1e9);
-    if (at.tv_nsec >= 1000000000L) {
-        at.tv_sec++;
-        at.tv_nsec -= 1000000000L;
-    }
-    return at;
-}
-
-/* The Python exception for a search's FAIL_ code: TimeoutError past the budget, else
- * MemoryError. */
-void raise_failure(int failed, const char *what, double budget) {
-    if (failed == FAIL_TIME)
-        PyErr_Format(PyExc_TimeoutError, "%s ran past the budget of %g s", what, budget);
-    else if (failed == FAIL_CHECK)
-        PyErr_Format(PyExc_AssertionError, "%s: a board laid tile by tile differs from the board prepared whole", what);
-    else
-        PyErr_NoMemory();
-}
-
 /* Where a call searches: the Generator's own two searches when no other call holds them
  * (*prepared: their passes already hold `board` for every letter, the second time a board
  * comes and after), else two of its own (NULL: out of memory). `same`: the board equals the
  * last one. Called with the GIL held, and release_searches after: threads share the
  * Generator. */
 static Search *acquire_searches(Generator *self, const uint8_t *board, int same, int *prepared) {
-    const Rules *r = &self->rules;
+    const Rules *r = &self->core.rules;
     *prepared = 0;
     if (!same) {
         memcpy(self->last_board, board, (size_t)(r->rows * r->cols));
@@ -205,7 +179,7 @@ static Search *acquire_searches(Generator *self, const uint8_t *board, int same,
     Search *s = self->owned;
     if (same && !self->owned_board) {
         for (int dir = 0; dir < 2; dir++) {
-            attach(&s[dir], self);
+            attach(&s[dir], &self->core);
             prepare_pass(&s[dir], r, board, dir, every_letter(r));
         }
         self->owned_board = 1;
@@ -235,22 +209,19 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     int by_equity_rank = step_view.buf != NULL;
     LeaveTable leaves = {0};
     float *equities = NULL;
-    const Rules *r = &self->rules;
+    const Rules *r = &self->core.rules;
     int ncells = r->rows * r->cols;
     PyObject *result = NULL;
     Search *s = NULL;
     MoveBuf buf = {0};
     MoveRecord *ranked = NULL;
     uint8_t board[MAX_CELLS];
-    uint8_t rack[MAX_LETTERS + 1];
-    if (cells_view.len != ncells) {
-        PyErr_Format(PyExc_ValueError, "board has %zd cells; this ruleset's has %d", cells_view.len, ncells);
-        goto out;
-    }
-    if (rack_view.len != r->alphabet + 1) {
-        PyErr_Format(PyExc_ValueError, "rack must give %d counts", r->alphabet + 1);
-        goto out;
-    }
+    uint8_t rack[1][MAX_LETTERS + 1];
+    /* a board that equals the last one was checked when it came */
+    const int same = self->seen_board && cells_view.len == ncells &&
+                     memcmp(cells_view.buf, self->last_board, (size_t)ncells) == 0;
+    const int rack_total = read_position(r, "generate", &cells_view, same, &rack_view, 1, 0, board, rack);
+    if (rack_total < 0) goto out;
     if (mode < 1 || mode > 3) {
         PyErr_SetString(PyExc_ValueError, "mode must be 1 (across), 2 (down) or 3 (both)");
         goto out;
@@ -284,23 +255,6 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
         leaves.value = value_view.buf;
         leaves.keys = (size_t)value_view.len / sizeof(float);
     }
-    memcpy(board, cells_view.buf, (size_t)ncells);
-    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
-    int rack_total = 0;
-    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
-    if (rack_total > r->rack_size) {
-        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
-        goto out;
-    }
-    /* a board that equals the last one was checked when it came */
-    const int same = self->seen_board && memcmp(board, self->last_board, (size_t)ncells) == 0;
-    for (int i = 0; i < ncells && !same; i++) {
-        unsigned t = board[i] & TILE_MASK;
-        if (board[i] && (t < 1 || t > (unsigned)r->alphabet)) {
-            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
-            goto out;
-        }
-    }
     int prepared;
     s = acquire_searches(self, board, same, &prepared);
     if (!s) {
@@ -316,7 +270,7 @@ static PyObject *Generator_generate(Generator *self, PyObject *args, PyObject *k
     SearchArgs sa = {mode, limit, count_all, by_equity_rank ? &leaves : NULL, budget > 0.0, deadline, 0};
     sa.prepared = prepared;
     Py_BEGIN_ALLOW_THREADS
-    failed = search_moves(self, board, rack, rack_total, &sa, s, &buf);
+    failed = search_moves(&self->core, board, rack[0], rack_total, &sa, s, &buf);
     if (!failed) {
         uint64_t *orders = NULL;
         if (limit >= 0 || by_equity_rank)
@@ -445,34 +399,16 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
                                      &candidates, &order_view, &plies, &graph, &counts, &values, &budget,
                                      &check, &out_factor))
         return NULL;
-    const Rules *r = &self->rules;
-    const int ncells = r->rows * r->cols;
+    const Rules *r = &self->core.rules;
     Turn *turns = NULL;
     double *out = NULL;
     long *left = NULL;
     Playout p = {0};
     PyObject *seq = NULL;
-    uint8_t rack[MAX_LETTERS + 1] = {0};
-    if (cells_view.len != ncells || rack_view.len != r->alphabet + 1) {
-        PyErr_Format(PyExc_ValueError, "playouts: %d board cells and %d rack counts expected", ncells,
-                     r->alphabet + 1);
-        goto out;
-    }
+    uint8_t racks[1][MAX_LETTERS + 1] = {{0}};
+    uint8_t *rack = racks[0];
     const uint8_t *board = cells_view.buf, *order = order_view.buf;
-    for (int i = 0; i < ncells; i++) {
-        unsigned t = board[i] & TILE_MASK;
-        if (board[i] && (t < 1 || t > (unsigned)r->alphabet || (board[i] & ~(BLANK_FLAG | TILE_MASK)))) {
-            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
-            goto out;
-        }
-    }
-    int rack_total = 0;
-    memcpy(rack, rack_view.buf, (size_t)r->alphabet + 1);
-    for (int i = 0; i <= r->alphabet; i++) rack_total += rack[i];
-    if (rack_total > r->rack_size) {
-        PyErr_Format(PyExc_ValueError, "rack holds %d tiles; at most %d", rack_total, r->rack_size);
-        goto out;
-    }
+    if (read_position(r, "playouts", &cells_view, 0, &rack_view, 1, 0, NULL, racks) < 0) goto out;
     if (plies < 0 || plies > MAX_PLAYOUT_PLIES || order_view.len > MAX_PLAYOUT_TILES ||
         !(budget >= 0.0 && budget <= 1e6) || out_factor < 0 || out_factor > 11) {
         PyErr_Format(PyExc_ValueError, "playouts: plies 0..%d, at most %d unseen tiles, budget 0..1e6 s, out_factor 0..11",
@@ -502,7 +438,7 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     }
     for (Py_ssize_t i = 0; i < n; i++)
         if (read_turn(r, PySequence_Fast_GET_ITEM(seq, i), board, rack, &turns[i]) < 0) goto out;
-    p.g = self;
+    p.g = &self->core;
     p.klv = &klv;
     p.out_factor = out_factor;
     p.passes = malloc(7 * sizeof *p.passes); /* the board in play, the position, a check's, base_replies' */
@@ -515,8 +451,8 @@ static PyObject *Generator_playouts(Generator *self, PyObject *args, PyObject *k
     /* the position prepared once for every letter; each playout lays its moves on a copy */
     const uint64_t all = every_letter(r);
     for (int dir = 0; dir < 2; dir++) {
-        attach(&p.passes[dir], self); /* the board in play: pass_copy gives it its squares */
-        attach(&p.passes[2 + dir], self);
+        attach(&p.passes[dir], &self->core); /* the board in play: pass_copy gives it its squares */
+        attach(&p.passes[2 + dir], &self->core);
         prepare_pass(&p.passes[2 + dir], r, board, dir, all);
     }
     p.start = p.passes + 2;
@@ -595,14 +531,9 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
                                      &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
                                      &split.parts, &split.part, &floor_obj, &max_nodes))
         return NULL;
-    const Rules *r = &self->rules;
-    const int ncells = r->rows * r->cols;
+    const Rules *r = &self->core.rules;
     PyObject *result = NULL;
     uint8_t racks[2][MAX_LETTERS + 1] = {{0}};
-    if (cells_view.len != ncells || rack_views[0].len != r->alphabet + 1 || rack_views[1].len != r->alphabet + 1) {
-        PyErr_Format(PyExc_ValueError, "endgame: %d board cells and %d rack counts expected", ncells, r->alphabet + 1);
-        goto out;
-    }
     if (plies < 1 || plies > ENDGAME_MAX_PLIES || table_bits < ENDGAME_MIN_TABLE || table_bits > ENDGAME_MAX_TABLE ||
         !(budget >= 0.0 && budget <= 1e6) || end.going_out < 0 || end.going_out > 10) {
         PyErr_Format(PyExc_ValueError, "endgame: plies 1..%d, table_bits %d..%d, budget 0..1e6 s, going_out 0..10",
@@ -624,22 +555,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
         split.floor = (int32_t)f;
     }
     const uint8_t *board = cells_view.buf;
-    for (int i = 0; i < ncells; i++) {
-        unsigned t = board[i] & TILE_MASK;
-        if (board[i] && (t < 1 || t > (unsigned)r->alphabet || (board[i] & ~(BLANK_FLAG | TILE_MASK)))) {
-            PyErr_Format(PyExc_ValueError, "board cell %d holds invalid byte %u", i, board[i]);
-            goto out;
-        }
-    }
-    for (int side = 0; side < 2; side++) {
-        int total = 0;
-        memcpy(racks[side], rack_views[side].buf, (size_t)r->alphabet + 1);
-        for (int t = 0; t <= r->alphabet; t++) total += racks[side][t];
-        if (total < 1 || total > r->rack_size) {
-            PyErr_Format(PyExc_ValueError, "endgame: a rack holds %d tiles; 1..%d expected", total, r->rack_size);
-            goto out;
-        }
-    }
+    if (read_position(r, "endgame", &cells_view, 0, rack_views, 2, 1, NULL, racks) < 0) goto out;
     EndgameAnswer *answer = malloc(sizeof *answer);
     if (!answer) {
         PyErr_NoMemory();
@@ -648,7 +564,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     struct timespec deadline = deadline_after(budget);
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = solve_endgame(self, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, table_bits,
+    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, table_bits,
                            passed, budget > 0.0, &deadline, (uint64_t)max_nodes, answer);
     Py_END_ALLOW_THREADS
     if (failed == FAIL_CHECK) {
@@ -677,7 +593,18 @@ PyDoc_STRVAR(anagram_file_doc,
 
 static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     (void)unused;
-    return anagrams_to_bytes(&self->anagrams, &self->words, self->rules.alphabet, self->rules.rack_size);
+    const Core *c = &self->core;
+    const size_t size = anagrams_file_size(&c->anagrams, &c->words);
+    if (!size) {
+        PyErr_SetString(PyExc_ValueError,
+                        "this lexicon has no bingo-word set to write (too large a graph)");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (out)
+        anagrams_file_write(&c->anagrams, &c->words, c->rules.alphabet, c->rules.rack_size,
+                            (uint8_t *)PyBytes_AS_STRING(out));
+    return out;
 }
 
 static PyMethodDef Generator_methods[] = {
@@ -697,23 +624,23 @@ static PyMethodDef Generator_methods[] = {
 
 static PyObject *Generator_gaddag(Generator *self, void *closure) {
     (void)closure;
-    return PyBool_FromLong(self->gaddag != 0);
+    return PyBool_FromLong(self->core.gaddag != 0);
 }
 
 static PyObject *Generator_letter_runs(Generator *self, void *closure) {
     (void)closure;
-    return PyBool_FromLong(self->runs != NULL);
+    return PyBool_FromLong(self->core.runs != NULL);
 }
 
 static PyObject *Generator_run_reach(Generator *self, void *closure) {
     (void)closure;
-    return PyBool_FromLong(self->reach != NULL);
+    return PyBool_FromLong(self->core.reach != NULL);
 }
 
 static PyObject *Generator_anagram_source(Generator *self, void *closure) {
     (void)closure;
-    return PyUnicode_FromString(self->anagrams.borrowed ? "file"
-                                : self->anagrams.slots  ? "built"
+    return PyUnicode_FromString(self->core.anagrams.borrowed ? "file"
+                                : self->core.anagrams.slots  ? "built"
                                                         : "none");
 }
 

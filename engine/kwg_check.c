@@ -4,6 +4,8 @@
 #include "core.h"
 #include "kwg_check.h"
 
+#include <stdio.h>
+
 /* Iterative depth-first walk over sibling lists from the DAWG root, with
  * memoised word counts per list (linear in the graph) and cycle detection. */
 int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_tile,
@@ -109,10 +111,10 @@ out:
 
 /* Copy nodes out of an arbitrary byte buffer as host-order uint32 when the host is not
  * little-endian or the buffer is unaligned; otherwise use it in place. */
-const uint32_t *kwg_nodes_view(const Py_buffer *view, uint32_t **owned) {
+const uint32_t *kwg_nodes_view(const void *buf, size_t len, uint32_t **owned) {
     *owned = NULL;
-    const unsigned char *p = view->buf;
-    size_t n = (size_t)view->len / 4;
+    const unsigned char *p = buf;
+    size_t n = len / 4;
     const uint16_t probe = 1;
     int little = *(const unsigned char *)&probe == 1;
     if (little && ((uintptr_t)p % sizeof(uint32_t)) == 0) return (const uint32_t *)p;
@@ -123,84 +125,28 @@ const uint32_t *kwg_nodes_view(const Py_buffer *view, uint32_t **owned) {
     return copy;
 }
 
-
-PyObject *py_kwg_check(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    unsigned alphabet;
-    unsigned min_tile = 1; /* 0 for leave graphs (KLV), where tile 0 is the blank */
-    int want_counts = 0;
-    if (!PyArg_ParseTuple(args, "y*I|Ip", &view, &alphabet, &min_tile, &want_counts)) return NULL;
-    PyObject *result = NULL;
-    uint32_t *owned = NULL;
-    KwgReport rep;
-    rep.error[0] = 0;
-    rep.counts = NULL;
-    if (alphabet < 1 || alphabet > 255) {
-        PyErr_Format(PyExc_ValueError, "alphabet size %u is outside 1..255", alphabet);
-        goto out;
-    }
-    if (view.len % 4 != 0) {
-        PyErr_Format(PyExc_ValueError, "size %zd is not a multiple of 4 bytes (truncated?)", view.len);
-        goto out;
-    }
-    if (view.len < 8) {
-        PyErr_Format(PyExc_ValueError, "only %zd bytes: a KWG has at least two nodes", view.len);
-        goto out;
-    }
-    if ((uint64_t)view.len / 4 > KWG_MAX_NODES) {
-        PyErr_Format(PyExc_ValueError, "%zd nodes: more than a KWG can address", view.len / 4);
-        goto out;
-    }
-    uint32_t n = (uint32_t)(view.len / 4);
-    const uint32_t *nodes = kwg_nodes_view(&view, &owned);
-    if (!nodes) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    if (want_counts && !(rep.counts = calloc(n, sizeof *rep.counts))) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    int failed = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (uint32_t i = 0; i < n && !failed; i++) {
+/* Every check of a graph read from a file (kwg_check.h), the buffer's size aside: 0, or -1
+ * with rep->error saying what is wrong. */
+int kwg_check_nodes(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_tile, KwgReport *rep) {
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t arc = kwg_arc(nodes[i]);
         if (arc >= n) {
-            snprintf(rep.error, sizeof rep.error, "node %u points to node %u, past the last (%u)",
+            snprintf(rep->error, sizeof rep->error, "node %u points to node %u, past the last (%u)",
                      i, arc, n - 1);
-            failed = 1;
+            return -1;
         } else if (i >= 2 && kwg_tile(nodes[i]) > alphabet) {
-            snprintf(rep.error, sizeof rep.error,
+            snprintf(rep->error, sizeof rep->error,
                      "node %u has tile %u, outside the alphabet of %u letters", i,
                      kwg_tile(nodes[i]), alphabet);
-            failed = 1;
+            return -1;
         } else if (i >= 2 && arc == 1) {
-            snprintf(rep.error, sizeof rep.error, "node %u points into the root pointers", i);
-            failed = 1;
+            snprintf(rep->error, sizeof rep->error, "node %u points into the root pointers", i);
+            return -1;
         }
     }
-    if (!failed && !kwg_is_end(nodes[n - 1])) {
-        snprintf(rep.error, sizeof rep.error, "the last node does not end its sibling list (truncated?)");
-        failed = 1;
+    if (!kwg_is_end(nodes[n - 1])) {
+        snprintf(rep->error, sizeof rep->error, "the last node does not end its sibling list (truncated?)");
+        return -1;
     }
-    if (!failed && kwg_walk(nodes, n, alphabet, min_tile > 1 ? 1 : min_tile, &rep) != 0) failed = 1;
-    Py_END_ALLOW_THREADS
-    if (failed) {
-        PyErr_SetString(PyExc_ValueError, rep.error);
-        goto out;
-    }
-    if (rep.counts) {
-        PyObject *counts = PyBytes_FromStringAndSize((const char *)rep.counts, (Py_ssize_t)n * 4);
-        if (counts)
-            result = Py_BuildValue("KIIIN", (unsigned long long)rep.words, rep.max_length,
-                                   rep.dawg_nodes, n, counts);
-    } else {
-        result = Py_BuildValue("KIII", (unsigned long long)rep.words, rep.max_length, rep.dawg_nodes, n);
-    }
-out:
-    free(rep.counts);
-    free(owned);
-    PyBuffer_Release(&view);
-    return result;
+    return kwg_walk(nodes, n, alphabet, min_tile > 1 ? 1 : min_tile, rep) != 0 ? -1 : 0;
 }

@@ -1,8 +1,8 @@
 /*
  * The KWG checker: walks a graph read from a file before anything trusts it (every arc in
  * range, tiles within the alphabet, sibling lists terminated, no cycles or runaway word
- * counts), and py_kwg_check, its Python entry point. Its functions are in
- * kwg_check.c.
+ * counts). Its functions are in kwg_check.c; its Python entry point, py_kwg_check, is
+ * glue.c's.
  */
 #ifndef ANCHOR_KWG_CHECK_H
 #define ANCHOR_KWG_CHECK_H
@@ -21,7 +21,7 @@ typedef struct {
 } KwgReport;
 
 int kwg_walk(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_tile, KwgReport *rep);
-const uint32_t *kwg_nodes_view(const Py_buffer *view, uint32_t **owned);
-PyObject *py_kwg_check(PyObject *self, PyObject *args);
+const uint32_t *kwg_nodes_view(const void *buf, size_t len, uint32_t **owned);
+int kwg_check_nodes(const uint32_t *nodes, uint32_t n, unsigned alphabet, unsigned min_tile, KwgReport *rep);
 
 #endif

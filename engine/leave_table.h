@@ -1,7 +1,7 @@
 /*
  * Leave tables: the value of every sub-rack of a rack, read from a KLV2 graph (a KWG of
- * sorted leaves) and laid out for the generator's equity ranking; py_leave_table is the
- * Python entry point. Its functions are in leave_table.c.
+ * sorted leaves) and laid out for the generator's equity ranking. Its functions are in
+ * leave_table.c; its Python entry point, py_leave_table, is glue.c's.
  */
 #ifndef ANCHOR_LEAVE_TABLE_H
 #define ANCHOR_LEAVE_TABLE_H
@@ -27,7 +27,6 @@ typedef struct {
     size_t nvals;
 } Klv;
 
-PyObject *py_leave_table(PyObject *self, PyObject *args);
 float klv_value(const Klv *k, const uint8_t *leave, int len);
 size_t leave_fill(const Klv *k, const uint8_t have[MAX_LETTERS + 1], uint16_t steps[MAX_LETTERS + 1], float *table, float *best, float *best_blank);
 

@@ -441,3 +441,11 @@ int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, int
     }
 }
 
+/* Free what a Playout was given (its passes, table, bag and move buffers). */
+void playout_release(Playout *p) {
+    free(p->passes);
+    free(p->table);
+    free(p->bag);
+    movebuf_free(&p->buf);
+    movebuf_free(&p->base);
+}

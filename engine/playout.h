@@ -33,7 +33,7 @@ typedef struct {
 
 /* Everything one playout changes, and the work buffers its searches reuse. */
 typedef struct {
-    const Generator *g;
+    const Core *g;
     const Klv *klv;
     Search *passes;                   /* two: across and down, holding the board as it stands */
     const Search *start;              /* the same for the position itself (prepared once) */
@@ -80,9 +80,7 @@ typedef struct {
     double seconds;
 } GameMove;
 
-/* games.c: the glue's helpers both playouts() and selfplay() use */
-int klv_from_buffers(Klv *klv, const Py_buffer *graph, const Py_buffer *counts, const Py_buffer *values,
-                     const char *who);
+/* Free what a Playout was given (its passes, table, bag and move buffers). */
 void playout_release(Playout *p);
 
 int selfplay_game(Playout *p, const uint8_t *order, size_t n, int scoreless, int by_score, GameMove *moves,

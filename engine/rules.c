@@ -3,7 +3,7 @@
  * tile values, premiums, the highest score a play could make), for the Generator and for
  * check_rules, which Ruleset.load runs so a bad file fails at load.
  */
-#include "core.h"
+#include "glue.h"
 
 static int read_grid(PyObject *obj, uint8_t *dst, int cells, const char *what, int max_value) {
     Py_buffer v;

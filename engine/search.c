@@ -865,7 +865,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
 }
 
 /* The lexicon's tables, for a search or a board prepared for one. */
-void attach(Search *p, const Generator *g) {
+void attach(Search *p, const Core *g) {
     p->ctx.nodes = g->nodes;
     p->ctx.masks = g->masks;
     p->ctx.runs = g->runs;
@@ -879,7 +879,7 @@ void attach(Search *p, const Generator *g) {
  * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
  * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
  * Touches no Python object: callers may release the GIL around it. */
-int search_moves(const Generator *g, const uint8_t *board, const uint8_t *rack, int rack_total,
+int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int rack_total,
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {
     const Rules *r = &g->rules;
     buf->known = -INFINITY; /* until the bounds place a bingo */

@@ -7,7 +7,7 @@
  * a self-played game's bag and each simulation iteration's tiles are shuffled here, and a
  * test holds it equal to random.Random on many seeds of both kinds.
  */
-#include "core.h"
+#include "glue.h"
 
 enum { MT_N = 624, MT_M = 397 };
 

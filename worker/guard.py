@@ -24,7 +24,7 @@ from rq.job import Job
 from anchor.client import protocol as p
 from anchor.client.protocol.serializer import Packed
 
-from . import jobs
+from . import jobs, rq_private
 
 log = logging.getLogger("anchor.guard")
 
@@ -93,22 +93,19 @@ class AnchorJob(Job):
                     del fields[name]
             result = super().restore(fields)
         for name in _CALLBACKS:
-            if getattr(self, f"_{name}", None):
+            if rq_private.has_callback(self, name):
                 problems.append(f"'{name}' is set; this service runs no callbacks")
         if self.webhooks or _as_bytes(fields.get("webhooks") or b"").strip() not in (b"", b"[]"):
             problems.append("webhooks are set; this service sends none")  # readable or not
             self.webhooks = []
-        if self._dependency_ids:
+        if rq_private.take_dependencies(self):
             problems.append("'dependency_ids' is set; this service runs no dependent jobs")
-            self._dependency_ids = []
-        self._success_callback = self._failure_callback = self._stopped_callback = None
+        rq_private.drop_callbacks(self)
         try:
-            self._deserialize_data()
-            if not isinstance(self._func_name, str):
-                raise TypeError("the function name is not a string")
+            rq_private.read_call(self)
         except Exception:  # RQ reads func_name in its bookkeeping: make it safe to read
             problems.append("'data' is not a msgpack array [function, nil, args, kwargs]")
-            self._func_name, self._instance, self._args, self._kwargs = "?", None, (), {}
+            rq_private.blank_call(self)
         self.problems = tuple(problems)
         return result
 

@@ -29,6 +29,7 @@ from rq.worker_registration import REDIS_WORKER_KEYS, WORKERS_BY_QUEUE_KEY
 
 from anchor.client.protocol import LANES, lane_queue
 
+from . import rq_private
 from .metrics import HEALTH, METRICS
 
 log = logging.getLogger("anchor.queues")
@@ -101,7 +102,8 @@ class AnchorQueue(Queue):
                 connection.lrem(queue.intermediate_queue_key, 1, raw)
                 _dropped(queue.key, raw)
                 continue
-            found = cls._fetch_dequeued_job(
+            found = rq_private.fetch_dequeued_job(
+                cls,
                 connection,
                 queue.key,
                 job_id,

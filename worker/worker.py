@@ -47,6 +47,7 @@ from rq.worker import WorkerStatus
 
 from anchor.client import protocol as p
 
+from . import rq_private
 from .atomic import CLAIM, STORE, recorder, run_if
 from .exchange import RedisPools
 from .guard import AnchorJob
@@ -114,7 +115,7 @@ class AnchorWorker(SimpleWorker):
         # signal can land while Python runs a callback of its own (a weakref's, in the
         # garbage collector), where the raise is swallowed (quiet_stop keeps it out of the
         # log): the work loop then stops at its next turn, on this flag.
-        self._stop_requested = True
+        rq_private.mark_stop_requested(self)
         if self._bootstrapping:  # no raise mid-registration: the loop's first turn stops
             signal.signal(signal.SIGINT, self.request_force_stop)
             signal.signal(signal.SIGTERM, self.request_force_stop)
@@ -127,7 +128,7 @@ class AnchorWorker(SimpleWorker):
         worker outright, its registration left alive and its lexicon snapshots left in
         memory. The handler goes in first here; a stop asked for meanwhile is taken at the
         work loop's first turn, which ends with RQ's teardown (registration marked dead)."""
-        self._install_signal_handlers()
+        rq_private.install_signal_handlers(self)
         self._bootstrapping = True
         try:
             super().bootstrap(*args, **kwargs)
@@ -239,9 +240,9 @@ class AnchorWorker(SimpleWorker):
             with self.death_penalty_class(timeout, JobTimeoutException, job_id=job.id):
                 return_value = job.perform()
         except Exception:
-            self._finalize_failure(job, queue, execution, sys.exc_info())
+            rq_private.finalize_failure(self, job, queue, execution, sys.exc_info())
             return False
-        self._finalize_success(job, queue, execution, return_value)
+        rq_private.finalize_success(self, job, queue, execution, return_value)
         return True
 
     def prepare_job_execution(self, job, remove_from_intermediate_queue: bool = False) -> None:
@@ -359,13 +360,11 @@ class AnchorWorker(SimpleWorker):
             self.increment_total_working_time(job.ended_at - job.started_at, pipe)
             result_ttl = job.get_result_ttl(self.default_result_ttl)
             if result_ttl != 0:
-                job._handle_success(  # noqa: SLF001 - RQ's own result write
-                    result_ttl, pipeline=pipe, **self._by(job, execution)
-                )
+                rq_private.write_success(job, result_ttl, pipe, **self._by(job, execution))
             job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
 
         self._store(job, execution, write)
-        job._status = JobStatus.FINISHED  # noqa: SLF001
+        rq_private.mark_finished(job)
 
     def _by(self, job, execution) -> dict:
         """Who ran the job, and when: what RQ records beside a result or a failure."""
@@ -400,9 +399,7 @@ class AnchorWorker(SimpleWorker):
             retry = job.should_retry
             if not retry:
                 job.set_status(JobStatus.FAILED, pipeline=pipe)
-                job._handle_failure(  # noqa: SLF001 - RQ's own failure record
-                    exc_string, pipeline=pipe, **self._by(job, execution)
-                )
+                rq_private.write_failure(job, exc_string, pipe, **self._by(job, execution))
             self.increment_failed_job_count(pipe)
             if job.started_at and job.ended_at:
                 self.increment_total_working_time(job.ended_at - job.started_at, pipe)
@@ -445,7 +442,7 @@ class AnchorWorker(SimpleWorker):
             if not self.connection.set(key, self.name, nx=True, ex=MAINTENANCE_LOCK):
                 continue
             try:
-                clean_registries(queue, self._exc_handlers)
+                clean_registries(queue, rq_private.exception_handlers(self))
                 worker_registration.clean_worker_registry(queue)
                 back = recover_stranded(queue)
                 if back:

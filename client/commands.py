@@ -14,7 +14,7 @@ from pathlib import Path
 from anchor.dictionaries import lexica
 from anchor.dictionaries.lexica import open_lexicon
 from anchor.dictionaries.recipes import RECIPES
-from anchor.engine import AnchorError, Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine import AnchorError, Board, Lexicon, Position, Ruleset, Solver, parse_cgp
 
 from . import endgame, protocol
 from .arguments import output_file, service_url, threads_for
@@ -27,9 +27,8 @@ DEMO_PLAY = "10B DONATES"
 
 def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
     if args.cgp:
-        position = parse_cgp(rules, args.cgp) if len(args.cgp.split()) >= 4 else None
-        board = position.board if position else Board.from_cgp(rules, args.cgp)
-        rack = args.rack if args.rack is not None else (position.racks[0] if position else None)
+        position = Position.read(rules, args.cgp, args.rack)
+        board, rack = position.board, position.rack or None
     elif args.board:
         board = Board.from_rows(rules, _read_text(args.board, "board file"))
         rack = args.rack
@@ -119,7 +118,7 @@ def cmd_analyze(args) -> int:
         return 0
     if args.show_board and args.cgp:
         print(Board.from_cgp(rules, args.cgp).render() + "\n")
-    rack = args.rack if args.rack is not None else args.cgp.split()[1].split("/")[0]
+    rack = args.rack if args.rack is not None else Position.read(rules, args.cgp).rack
     total = found.total
     if total is None:
         listed = f"the top {len(moves)} plays"

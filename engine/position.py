@@ -83,6 +83,16 @@ class Position:
         return cls(board, racks, scores, zeros, MappingProxyType(options))
 
     @classmethod
+    def read(cls, rules: Ruleset, text: str, rack: str | None = None) -> Position:
+        """A full CGP, or just its board field (the racks then unknown); `rack`, when given,
+        as the mover's rack in place of the CGP's."""
+        if isinstance(text, str) and len(text.split(None, 4)) >= 4:
+            position = cls.from_cgp(rules, text)
+        else:
+            position = cls(Board.from_cgp(rules, text), ("", ""), (0, 0), 0)
+        return position if rack is None else position.with_racks(rack)
+
+    @classmethod
     def of(
         cls,
         board: Board,

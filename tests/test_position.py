@@ -297,3 +297,21 @@ def test_position_check_names_the_fault(english):
         Position.of(board, "AB", "Z").check()
     with pytest.raises(PositionError, match="empty bag"):
         Position.from_cgp(english, JOSH2).endgame()
+
+
+def test_embedded_client_applies_the_bag_rules(registry):
+    """The client's in-process mode runs the same runner: no exchange with 3 in the bag, an
+    endgame with tiles in the bag refused with its code."""
+    from anchor.client.client import AnalysisClient
+
+    client = AnalysisClient(registry=registry)
+    request = p.Request(
+        lexicon="twl06",
+        positions=(p.Position(cgp=THREE_IN_BAG),),
+        options=p.Options(exchanges=True),
+    )
+    found = p.answer(client.analyze(request), p.Analysis)
+    assert _exchanges(found.moves) == [] and [m[0] for m in found.moves].count("-") == 1
+    with pytest.raises(p.ProtocolError) as info:
+        p.answer(client.analyze(p.EndgameRequest(cgp=JOSH2, lexicon="twl06")), p.EndgameResult)
+    assert info.value.code == p.BAD_POSITION

@@ -68,23 +68,17 @@ def engine_position(
     lexicon = request.lexicon
     rack = rack if rack is not None else position.rack
     with engine_errors(p.BAD_POSITION):
-        if position.cgp is not None and len(position.cgp.split()) >= 4:
-            found = Position.from_cgp(rules, position.cgp)
+        if position.cgp is not None:
+            found = Position.read(rules, position.cgp, rack)
             named = found.lexicon_named(request.lexicon)
             if request.lexicon is None and named is not None:
                 lexicon = _served(registry, named)
-            if rack is not None:
-                found = found.with_racks(rack)
         else:
-            if position.cgp is not None:
-                board = Board.from_cgp(rules, position.cgp)
-            else:
-                board = Board.from_rows(rules, position.rows)
-            if rack is None:
-                raise p.ProtocolError(
-                    p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
-                )
-            found = Position.of(board, rack)
+            found = Position.of(Board.from_rows(rules, position.rows), rack or "")
+        if not found.rack and rack is None:
+            raise p.ProtocolError(
+                p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
+            )
     return registry.solver(request.ruleset, lexicon), found
 
 

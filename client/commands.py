@@ -211,6 +211,7 @@ def cmd_show(args) -> int:
 def cmd_score(args) -> int:
     rules = Ruleset.load(args.ruleset)
     board, rack = _board_and_rack(rules, args)
+    Position.of(board, rack or "").check()  # a position a game could reach, rack and all
     lexicon = None if args.no_lexicon else open_lexicon(args.lexicon, rules)
     if lexicon is None:
         from anchor.engine import score_play, validate_play

@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass
 
 from .endgame import endgame_value
-from .errors import RackError
 from .leaves import Leaves
 from .moves import PASS, Move
 from .notation import parse_rack
@@ -57,9 +56,7 @@ class Ranked:
 
 def analyze(solver: Solver, position: Position, options: AnalysisOptions) -> Ranked:
     """The player to move's plays in `position`, checked and ranked as the bag decides."""
-    if not position.rack.strip():
-        raise RackError("the rack is empty: give the player's tiles, e.g. 'AEINRS?'")
-    position.check()
+    position.playable()
     rules = solver.rules
     unseen = position.unseen()
     bag = position.bag_size(unseen)

@@ -14,7 +14,8 @@ from .endgame import endgame_value
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
 from .legality import check_rack, unseen_counts
-from .notation import parse_rack
+from .notation import format_rack, parse_rack
+from .position import Position
 from .simulate import Candidate, Simulation
 from .solver import Solver
 from .winpct import model_for
@@ -178,9 +179,14 @@ def _alternatives(
     best = moves.fields(lists=True, first=top)
     best_score = (scores[0] if leaves is None else max(scores)) if scores else 0  # ranked
     made = entry["score"]
-    legal = entry.get("kind") != PLAY or (
-        not entry["invalid_words"] and _generated(moves, scores, turn.play.placed, made)
-    )
+    if entry.get("kind") == EXCHANGE:
+        why = _exchange_fault(turn, tiles, solver.rules)
+        legal = why is None
+    else:
+        why = None
+        legal = entry.get("kind") != PLAY or (
+            not entry["invalid_words"] and _generated(moves, scores, turn.play.placed, made)
+        )
     unseen = _unseen(turn.board, tiles)
     model = model_for(solver.rules)
     unplayed = len(unseen) + len(tiles)
@@ -216,6 +222,8 @@ def _alternatives(
         extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))
     if opponent is not None:  # the static ranking of an empty bag: no leaves, going out counts
         best = extra.pop("endgame_best")
+    if why is not None:
+        extra["illegal"] = why
     return {
         **extra,
         "analysed": True,
@@ -365,6 +373,31 @@ def _letters(rules, tiles) -> str:
     return "".join(rules.alphabet[t - 1] for t in sorted(t for t in tiles if t)) + "?" * sum(
         1 for t in tiles if t == 0
     )
+
+
+def _exchange_fault(turn, tiles: tuple[int, ...], rules) -> str | None:
+    """Why the exchange recorded is not one the rules allow (the bag below the ruleset's
+    minimum, more tiles than it holds, tiles not on the rack), or None."""
+    bag = Position.of(turn.board, format_rack(rules, tiles)).bag_size()
+    back = turn.event.tiles
+    if back.isdigit():
+        count = int(back)
+    else:
+        try:
+            put = parse_rack(rules, back)
+        except InputError as exc:
+            return f"the tiles exchanged: {exc}"
+        if Counter(put) - Counter(tiles):
+            return f"-{back} puts back tiles not on the rack {format_rack(rules, tiles)}"
+        count = len(put)
+    most = rules.max_exchange(bag)
+    if not 1 <= count <= most:
+        return (
+            f"an exchange of {count} with {bag} tile(s) in the bag: the {rules.name} rules "
+            f"allow one only while the bag holds {rules.exchange_min_bag} or more, and of "
+            "no more tiles than it holds"
+        )
+    return None
 
 
 def _unseen(board, rack: list[int]) -> str:

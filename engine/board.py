@@ -42,13 +42,10 @@ _COUNTS = [str(n) for n in range(32)]
 
 def letter_cell(rules: Ruleset, ch: str) -> int:
     """Cell byte of a letter as written on a board: uppercase a tile, lowercase a blank."""
-    upper = ch.upper()
-    tile = rules.letter_index.get(upper)
-    if tile is None and rules.fold:  # a letter written as the ruleset folds it (Ё for Е)
-        tile = rules.letter_index.get(rules.fold.get(upper, upper))
-    if tile is None or len(ch) != 1:
+    tile = rules.tile_of(ch) if len(ch) == 1 else None  # Ё written for Е is Е
+    if tile is None:
         raise KeyError(ch)
-    return tile | BLANK_FLAG if ch != upper else tile
+    return tile | BLANK_FLAG if ch != ch.upper() else tile
 
 
 class Board:

@@ -27,8 +27,10 @@ CHALLENGE_BONUS = "challenge_bonus"
 END_RACK = "end_rack"  # points for (or against) the tiles left on a rack at the end
 TIME_PENALTY = "time_penalty"
 
-_SCORE = re.compile(r"^[+-]\d+$")
-_TOTAL = re.compile(r"^-?\d+$")
+# ASCII digits, at most 7 (a game's score stays far below; int() would take any script's
+# digits and any length)
+_SCORE = re.compile(r"^[+-][0-9]{1,7}$")
+_TOTAL = re.compile(r"^-?[0-9]{1,7}$")
 _COORD = re.compile(r"^(?:\d{1,2}[A-Za-z]|[A-Za-z]\d{1,2})$")
 
 

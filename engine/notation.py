@@ -158,9 +158,7 @@ def parse_rack(rules: Ruleset, text: str) -> tuple[int, ...]:
         if ch == BLANK:
             tiles.append(0)
             continue
-        tile = rules.letter_index.get(ch.upper())
-        if tile is None and rules.fold:  # Эрудит's Ё is an Е, as in its lexicon
-            tile = rules.letter_index.get(rules.fold.get(ch.upper(), ""))
+        tile = rules.tile_of(ch)  # either case; Эрудит's Ё is an Е, as in its lexicon
         if tile is None:
             raise RackError(
                 f"rack {text!r}: {ch!r} is not a letter of the {rules.name} alphabet "

@@ -12,6 +12,7 @@ included: `board racks scores zero-turns [opcode value;]...`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -22,6 +23,9 @@ from .legality import check_position, check_rack, fits, unseen_counts
 from .notation import format_rack, parse_rack
 from .rules import Ruleset
 
+MAX_SCORE = 1_000_000  # a game's score, either way: far past any real one, far from overflow
+MAX_ZERO_TURNS = 99  # scoreless turns in a row (the protocol's `scoreless` range)
+_NUMBER = re.compile(r"^-?[0-9]{1,9}$")  # ASCII digits only: int() takes any script's
 # CGP opcodes that name the game and change nothing of the position.
 CGP_INFO = frozenset({"gid", "cid", "tmr", "mcnz", "ti", "tn"})
 # What `ld` (letter distribution) may say for each built-in ruleset.
@@ -62,17 +66,23 @@ class Position:
         racks = tuple(rules.fold_letters(rack) for rack in fields[1].split("/"))
         for rack in racks:
             parse_rack(rules, rack)
-        try:
-            scores = tuple(int(s) for s in fields[2].split("/"))
-            zeros = int(fields[3])
-        except ValueError:
+        scores_text = fields[2].split("/")
+        if not all(_NUMBER.match(t) for t in scores_text) or not _NUMBER.match(fields[3]):
             raise InputError(
-                f"CGP scores {fields[2]!r} and turns {fields[3]!r} must be numbers"
-            ) from None
+                f"CGP scores {fields[2][:40]!r} and turns {fields[3][:20]!r} must be whole "
+                "numbers (digits 0-9)"
+            )
+        scores = tuple(int(t) for t in scores_text)
+        zeros = int(fields[3])
         if len(scores) != len(racks):
             raise InputError(f"CGP has {len(racks)} racks but {len(scores)} scores")
-        if zeros < 0:
-            raise InputError(f"CGP's count of scoreless turns is {zeros}; it must be >= 0")
+        if any(abs(score) > MAX_SCORE for score in scores):
+            raise InputError(f"CGP scores {fields[2][:40]!r} are beyond ±{MAX_SCORE:,}")
+        if not 0 <= zeros <= MAX_ZERO_TURNS:
+            raise InputError(
+                f"CGP's count of scoreless turns is {fields[3][:20]}; it must be "
+                f"0..{MAX_ZERO_TURNS}"
+            )
         options: dict[str, str] = {}
         if len(fields) == 5:
             for op in fields[4].split(";"):
@@ -86,8 +96,8 @@ class Position:
     def read(cls, rules: Ruleset, text: str, rack: str | None = None) -> Position:
         """A full CGP, or just its board field (the racks then unknown); `rack`, when given,
         as the mover's rack in place of the CGP's."""
-        if isinstance(text, str) and len(text.split(None, 4)) >= 4:
-            position = cls.from_cgp(rules, text)
+        if isinstance(text, str) and len(text.split(None, 4)) >= 2:
+            position = cls.from_cgp(rules, text)  # refuses 2 or 3 fields, naming them
         else:
             position = cls(Board.from_cgp(rules, text), ("", ""), (0, 0), 0)
         return position if rack is None else position.with_racks(rack)
@@ -149,18 +159,25 @@ class Position:
         return unseen_counts(self.board, self.tiles(), strict=strict)
 
     def bag_size(self, unseen: list[int] | None = None) -> int:
-        """Tiles in the bag: the unseen tiles less the opponent's rack (a full rack, or all
-        that is unseen, when the rack is not known)."""
-        left = sum(self.unseen() if unseen is None else unseen)
-        opponent = self.opponent
-        held = len(parse_rack(self.rules, opponent)) if opponent else self.rules.rack_size
-        return max(0, left - held)
+        """Tiles in the bag. While it holds any, every rack is full, so it is the tiles off
+        the board less a full rack for each player, however much of the racks was given (a
+        rack written short, "AE" to see what AE can do, does not grow the bag)."""
+        rules = self.rules
+        off = sum(self.unseen() if unseen is None else unseen) + len(self.tiles())
+        return max(0, off - max(2, len(self.racks)) * rules.rack_size)
 
     def can_exchange(self, bag: int | None = None) -> bool:
         """Whether the mover may exchange (the pass is always allowed)."""
         return self.rules.can_exchange(self.bag_size() if bag is None else bag)
 
     # ------------------------------------------------------------ checking
+    def playable(self) -> Position:
+        """This position, checked (`check`), when the player to move holds tiles to play
+        (RackError otherwise): what every analysis, endgame and simulation asks first."""
+        if not self.rack.strip():
+            raise RackError("the rack is empty: give the player's tiles, e.g. 'AEINRS?'")
+        return self.check()
+
     def check(self) -> Position:
         """This position, when one game could reach it: each rack a rack of the set
         (RackError), board and racks together within the set, the board's tiles one group
@@ -179,7 +196,7 @@ class Position:
             try:
                 check_rack(rules, other)
             except RackError as exc:
-                raise RackError(f"the opponent's {exc}") from None
+                raise RackError(f"the opponent's rack: {exc}") from None
             try:
                 unseen_counts(self.board, tiles + other, strict=True)
             except InputError as exc:
@@ -190,35 +207,40 @@ class Position:
         """This position, checked, when an endgame can be solved from it (the bag empty),
         with the opponent's rack filled in from the unseen tiles when it is not given.
         PositionError when tiles remain in the bag."""
-        self.check()
+        self.playable()
         unseen = self.unseen()
         bag = self.bag_size(unseen)
         if bag:
             raise PositionError(
                 f"an endgame needs an empty bag; this position leaves {bag} tile(s) in it "
-                f"({sum(unseen)} unseen by the player to move"
-                + (f", {len(self.opponent)} of them on the opponent's rack)" if self.opponent
-                   else ")")
-                + ": give both racks of an empty-bag position, or ask for a pre-endgame "
-                "or an analysis"
-            )  # fmt: skip
-        if self.opponent is None:
-            tiles = [t for t, n in enumerate(unseen) for _ in range(n)]
-            return self.with_racks(opponent=format_rack(self.rules, tiles))
-        return self
+                f"({sum(unseen)} unseen by the player to move, at most "
+                f"{self.rules.rack_size} of them on the opponent's rack): give both racks of "
+                "an empty-bag position, or ask for a pre-endgame or an analysis"
+            )
+        # the bag empty, the opponent holds every tile the mover cannot see
+        held = sum(unseen)
+        if not held:
+            raise PositionError("no tile is left for the opponent: the game is over")
+        if held > self.rules.rack_size:
+            raise RackError(
+                f"with the bag empty the opponent would hold the {held} tiles the mover cannot "
+                f"see, more than a rack's {self.rules.rack_size}: give the mover's whole rack"
+            )
+        tiles = [t for t, n in enumerate(unseen) for _ in range(n)]
+        return self.with_racks(opponent=format_rack(self.rules, tiles))
 
     def preendgame(self, sizes: range) -> Position:
         """This position, checked, when a pre-endgame with `sizes` tiles in the bag can be
         solved from it; PositionError otherwise."""
-        self.check()
+        self.playable()
         unseen = self.unseen()
         bag = self.bag_size(unseen)
         if bag not in sizes:
             span = f"{sizes.start}" if len(sizes) == 1 else f"{sizes.start} to {sizes[-1]}"
             raise PositionError(
                 f"a pre-endgame needs {span} tile(s) in the bag; this position leaves {bag} "
-                f"({sum(unseen)} tiles unseen, {sum(unseen) - bag} on the opponent's rack)"
-                + (": solve its endgame instead" if bag == 0 else "")
+                f"({sum(unseen)} tiles unseen, {sum(unseen) - bag} of them on the opponent's "
+                "rack)" + (": solve its endgame instead" if bag == 0 else "")
             )
         return self
 

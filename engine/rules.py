@@ -169,6 +169,18 @@ class Ruleset:
         """The most tiles one exchange may put back with `bag` tiles in the bag (0: none)."""
         return min(self.rack_size, bag) if self.can_exchange(bag) else 0
 
+    def tile_of(self, ch: str) -> int | None:
+        """The tile number (1..N) of one letter written in either case, folded as the
+        ruleset folds it (Эрудит: Ё is Е); None for anything else, including characters
+        whose uppercase only looks like a letter of the alphabet (ı, ſ)."""
+        upper = ch.upper()
+        if ch != upper and upper.lower() != ch:
+            return None
+        tile = self.letter_index.get(upper)
+        if tile is None and self.fold:
+            tile = self.letter_index.get(self.fold.get(upper, ""))
+        return tile
+
     def fold_letters(self, text: str) -> str:
         """`text` with each letter the ruleset folds replaced by its tile's letter, case kept
         (Эрудит: Ё -> Е, ё -> е), as the lexicon builder folds words."""

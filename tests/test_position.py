@@ -67,7 +67,17 @@ def test_bag_and_unseen_follow_the_distribution(english):
     assert josh.bag_size() == 100 - on_board - 14 == 56
     assert josh.can_exchange()
     words = Position.from_cgp(english, WORDS_Q_S)
-    assert words.bag_size() == 100 - 5 - 1 - 1  # the opponent's S is all they hold
+    assert words.bag_size() == 100 - 5 - 7 - 7  # racks are full while the bag holds tiles
+
+
+def test_racks_written_short_do_not_grow_the_bag(english):
+    """While the bag holds tiles every rack is full: a rack given in part (the opponent's
+    two known tiles, the mover's "GI" to see what GI can do) leaves the bag as it is."""
+    three = Position.from_cgp(english, THREE_IN_BAG)
+    unseen = [english.alphabet[t - 1] for t, n in enumerate(three.unseen()) if t for _ in range(n)]
+    assert three.with_racks(opponent="".join(unseen[:2])).bag_size() == 3
+    assert three.with_racks(rack="GI").bag_size() == 3
+    assert not three.with_racks(opponent="".join(unseen[:2])).can_exchange()
 
 
 @settings(max_examples=60, deadline=None)
@@ -315,3 +325,98 @@ def test_embedded_client_applies_the_bag_rules(registry):
     with pytest.raises(p.ProtocolError) as info:
         p.answer(client.analyze(p.EndgameRequest(cgp=JOSH2, lexicon="twl06")), p.EndgameResult)
     assert info.value.code == p.BAD_POSITION
+
+
+def test_endgame_fills_a_partial_opponent_rack(registry):
+    cgp = real_endgame("line31")
+    board, racks = cgp.split()[0], cgp.split()[1].split("/")
+    both = run(registry, kind="endgame", cgp=cgp, lexicon="twl06")
+    part = run(registry, kind="endgame", cgp=f"{board} {racks[0]}/{racks[1][:2]} 0/0 0",
+               lexicon="twl06")  # fmt: skip
+    assert part["value"] == both["value"] and part["moves"] == both["moves"]
+
+
+@pytest.mark.parametrize("kind", ["endgame", "preendgame", "simulate"])
+def test_every_kind_reads_the_cgps_opcodes(registry, kind):
+    cgp = JOSH2 if kind == "simulate" else real_endgame("line31")
+    assert code_of(registry, kind=kind, cgp=f"{cgp} foo bar;") == p.BAD_POSITION
+    assert code_of(registry, kind=kind, cgp=f"{cgp} ld german;") == p.BAD_POSITION
+    assert code_of(registry, kind=kind, cgp=f"{cgp} lex NWL99;") == p.UNKNOWN_LEXICON
+
+
+def test_endgame_takes_the_cgps_scoreless_turns(registry):
+    cgp = real_endgame("line31")
+    head = " ".join(cgp.split()[:3])
+    asked = {"kind": "endgame", "lexicon": "twl06", "plies": 3}
+    from_cgp = run(registry, cgp=f"{head} 1", **asked)
+    given = run(registry, cgp=f"{head} 0", scoreless=1, **asked)
+    none = run(registry, cgp=f"{head} 0", **asked)
+    assert from_cgp["nodes"] == given["nodes"] and from_cgp["value"] == given["value"]
+    assert (from_cgp["nodes"], from_cgp["value"]) != (none["nodes"], none["value"])
+
+
+@pytest.mark.parametrize("kind", ["endgame", "preendgame", "simulate"])
+def test_an_empty_rack_is_bad_rack_in_every_kind(registry, kind):
+    board = JOSH2.split()[0]
+    assert code_of(registry, kind=kind, cgp=f"{board} / 0/0 0", lexicon="twl06") == p.BAD_RACK
+    assert code_of(registry, kind=kind, cgp=JOSH2, rack="  ", lexicon="twl06") == p.BAD_RACK
+
+
+def test_preendgame_checks_the_opponents_rack(registry):
+    one_in_bag = Position.from_cgp(Ruleset.load("english"), real_endgame("line31"))
+    assert one_in_bag.bag_size() == 0  # (the pre-endgame's own bag check comes after the racks)
+    cgp = real_endgame("line31").split()
+    assert code_of(registry, kind="preendgame", cgp=f"{cgp[0]} {cgp[1].split('/')[0]}/ZZZ 0/0 0",
+                   lexicon="twl06") == p.BAD_RACK  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["9" * 400 + "/0 0", "0/0 " + "9" * 30, "١٢/0 0", "0/0 -1"],
+    ids=["score", "turns", "digits", "negative"],
+)
+def test_cgp_numbers_are_bounded(registry, tail):
+    board, rack = JOSH2.split()[:2]
+    assert code_of(registry, cgp=f"{board} {rack} {tail}") == p.BAD_POSITION
+
+
+def test_gcg_scores_are_bounded(registry):
+    gcg = "#player1 a A\n#player2 b B\n>a: AEINRST 8H RAIN +" + "9" * 400 + " 8\n"
+    assert code_of(registry, kind="annotate", gcg=gcg, lexicon="twl06") == p.BAD_GAME
+
+
+def test_cli_score_checks_the_position(capsys):
+    board = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15"
+    assert main(["score", "--cgp", board, "--lexicon", TWL06, "--rack", "???", "8H (CAT)s"]) == 2
+    assert "3 blanks" in capsys.readouterr().err
+    assert main(["score", "--cgp", "CAT12/" + "15/" * 13 + "15", "--no-lexicon", "1D S"]) == 2
+    assert "centre" in capsys.readouterr().err
+
+
+def test_annotation_marks_an_exchange_the_bag_forbids(registry):
+    """A recorded exchange with 3 tiles in the bag is not legal (English needs 7)."""
+    board = Position.from_cgp(Ruleset.load("english"), THREE_IN_BAG).board
+    assert Position.of(board, "GILNNNP").bag_size() == 3
+    from anchor.engine.annotate import _exchange_fault
+    from anchor.engine.gcg import EXCHANGE, Event
+
+    class Turn:
+        pass
+
+    turn = Turn()
+    turn.board = board
+    turn.event = Event(EXCHANGE, "a", "GILNNNP", 0, 300, 1, "", tiles="NNP")
+    english = Ruleset.load("english")
+    tiles = tuple(english.index(c) for c in "GILNNNP")
+    assert "3 tile(s) in the bag" in _exchange_fault(turn, tiles, english)
+    turn.event = Event(EXCHANGE, "a", "GILNNNP", 0, 300, 1, "", tiles="ZZ")
+    assert "not on the rack" in _exchange_fault(turn, tiles, english)
+    roomy = Position.from_cgp(english, JOSH2).board
+    turn.board, turn.event = roomy, Event(EXCHANGE, "a", "CGILLRS", 0, 98, 1, "", tiles="CG")
+    assert _exchange_fault(turn, tuple(english.index(c) for c in "CGILLRS"), english) is None
+
+
+def test_cli_rank_equity_finds_the_leaves_beside_a_lexicon_file(capsys):
+    args = ["analyze", "--cgp", BENCH[3], "--lexicon", TWL06, "--rank", "equity", "--top", "1"]
+    assert main(args) == 0
+    assert "equity" in capsys.readouterr().out

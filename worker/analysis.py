@@ -60,25 +60,26 @@ def _packed_bound(result: p.Analysis | p.Failure) -> int:
 
 
 def engine_position(
-    registry: LexiconRegistry, request, position: p.Position, rack: str | None = None
+    registry: LexiconRegistry,
+    request,
+    cgp: str | None = None,
+    rows: tuple[str, ...] | None = None,
+    rack: str | None = None,
+    opponent: str | None = None,
 ) -> tuple[Solver, Position]:
-    """A request's position as the engine's Position, and the solver it calls for (a
-    CGP's `lex` may choose it). `rack` (or the position's) replaces a CGP's first rack."""
+    """A request's position (a CGP, full or its board field, or board rows) as the engine's
+    Position, and the solver it calls for: a CGP's opcodes checked, its `lex` choosing the
+    lexicon when the request names none. `rack`/`opponent` replace the CGP's racks."""
     rules = registry.rules(request.ruleset)
     lexicon = request.lexicon
-    rack = rack if rack is not None else position.rack
     with engine_errors(p.BAD_POSITION):
-        if position.cgp is not None:
-            found = Position.read(rules, position.cgp, rack)
+        if cgp is not None:
+            found = Position.read(rules, cgp).with_racks(rack, opponent)
             named = found.lexicon_named(request.lexicon)
             if request.lexicon is None and named is not None:
                 lexicon = _served(registry, named)
         else:
-            found = Position.of(Board.from_rows(rules, position.rows), rack or "")
-        if not found.rack and rack is None:
-            raise p.ProtocolError(
-                p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
-            )
+            found = Position.of(Board.from_rows(rules, rows), rack or "", opponent)
     return registry.solver(request.ruleset, lexicon), found
 
 
@@ -106,7 +107,11 @@ def analyze_position(
     """One position of a request: one engine call (engine/analysis.py analyze), which
     checks it and ranks its plays as the bag decides, cut to the position's limit or
     `max_moves`."""
-    solver, found = engine_position(registry, request, position)
+    solver, found = engine_position(registry, request, position.cgp, position.rows, position.rack)
+    if not found.rack and position.rack is None:
+        raise p.ProtocolError(
+            p.MISSING_FIELD, "no rack: give 'rack', or a full CGP with the player's rack"
+        )
     limit = position.limit if position.limit is not None else max_moves
     capped = position.limit is None and limit is not None
     options = AnalysisOptions(

@@ -44,6 +44,8 @@ class LexiconRegistry:
         worker serves only the names it was started with and never opens a path a
         request names."""
         rules = self.rules(ruleset)
+        if not name and lexicon and lexicon.endswith(".kwg"):  # a file: NAME.klv2 beside it
+            name = lexicon[: -len(".kwg")] + ".klv2"
         name = name or lexicon or DEFAULT_LEXICON.get(rules.name, rules.name)
         key = (ruleset, name)
         if key not in self._leaves:

@@ -10,15 +10,16 @@ from pathlib import PurePath
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
-from anchor.engine import Position, Solver, WorkLimitError
+from anchor.engine import Solver, WorkLimitError
 from anchor.engine.annotate import annotate_game
 from anchor.engine.gcg import parse_gcg
 from anchor.engine.leaves import Leaves
+from anchor.engine.preendgame import BAG_SIZES
 from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy, InvariantError, play_game
 from anchor.engine.simulate import SimPlayer, Simulation
 from anchor.engine.training import LeaveModel
 
-from .analysis import analyze_position, run_analysis
+from .analysis import analyze_position, engine_position, run_analysis
 from .errors import engine_errors
 from .exchange import MEMORY_POOLS, Pools
 from .pooled import Setting, run_pooled
@@ -206,8 +207,9 @@ def run_endgame(
     caps: past the time, the deepest search completed answers with `exact` false."""
     from anchor.engine import endgame
 
-    solver = registry.solver(request.ruleset, request.lexicon)
-    rules = solver.rules
+    solver, position = engine_position(
+        registry, request, request.cgp, rack=request.rack, opponent=request.opponent
+    )
     table_mb = request.table_mb or endgame.DEFAULT_TABLE_MB
     if limits.endgame_table_mb is not None:
         table_mb = min(table_mb, limits.endgame_table_mb)
@@ -216,15 +218,15 @@ def run_endgame(
         seconds = request.seconds if seconds is None else min(seconds, request.seconds)
     if seconds is not None:
         seconds = max(0.001, seconds - 0.05)  # leave time to write the answer
+    scoreless = position.zero_turns if request.scoreless is None else request.scoreless
     with engine_errors(p.BAD_POSITION):
-        position = Position.from_cgp(rules, request.cgp)
-        position = position.with_racks(request.rack, request.opponent).endgame()
+        position = position.endgame()
         split = endgame.Split(
             request.first, request.last, request.parts, request.part, request.floor
         )
         part = solver.solve_endgame_part(
             position.board, position.rack, position.opponent or "", split,
-            plies=request.plies, budget_s=seconds, table_mb=table_mb, scoreless=request.scoreless,
+            plies=request.plies, budget_s=seconds, table_mb=table_mb, scoreless=scoreless,
         )  # fmt: skip
     found = part.endgame
     return p.EndgameResult(
@@ -237,12 +239,12 @@ def run_preendgame(
     request: p.PreendgameRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.PreendgameResult:
     """A pre-endgame (one tile in the bag), within the job's time."""
-    solver = registry.solver(request.ruleset, request.lexicon)
+    solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
     seconds = deadline.budget()
     if request.seconds is not None:
         seconds = request.seconds if seconds is None else min(seconds, request.seconds)
     with engine_errors(p.BAD_POSITION):
-        position = Position.from_cgp(solver.rules, request.cgp).with_racks(request.rack)
+        position.preendgame(BAG_SIZES)  # the opponent's rack checked too
         found = solver.solve_preendgame(
             position.board, position.rack, candidates=request.candidates, lead=position.lead,
             budget_s=seconds,
@@ -269,11 +271,10 @@ def run_simulate(
     through `pools` (the worker's Redis; in-process, this process's memory)."""
     from anchor.engine import simulate
 
-    solver = registry.solver(request.ruleset, request.lexicon)
+    solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
     with engine_errors(p.BAD_POSITION):
-        position = Position.from_cgp(solver.rules, request.cgp).with_racks(request.rack)
-        position.check()
+        position.playable()
         rack = position.rack
         chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
         if request.pool is not None:

@@ -194,9 +194,10 @@ class Options(Declared):
         default=False, metadata=wire(bool, doc="add each play's words and bingo")
     )
     exchanges: bool = field(
-        default=False, metadata=wire(
+        default=False,
+        metadata=wire(
             bool, doc="add every distinct exchange the bag allows and the pass (score 0)"
-        )
+        ),
     )
 
 
@@ -549,7 +550,10 @@ class EndgameRequest(Kind):
         default=None,
         metadata=wire((int, float), 1, 65_536, "table memory; endgame_table_mb caps it"),
     )
-    scoreless: int = field(default=0, metadata=wire(int, 0, 99, "scoreless turns already in a row"))
+    scoreless: int | None = field(
+        default=None,
+        metadata=wire(int, 0, 99, "scoreless turns already in a row; nil: the CGP's count"),
+    )
     first: int = field(default=0, metadata=wire(int, 0, 1 << 20, "first root play searched"))
     last: int | None = field(default=None, metadata=wire(int, 1, 1 << 20, "root plays below this"))
     parts: int = field(default=1, metadata=wire(int, 1, 1024, "split into this many parts"))

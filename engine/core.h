@@ -199,6 +199,7 @@ typedef struct {
 /* Ruleset constants, fixed for the life of a Generator. */
 typedef struct {
     int rows, cols, alphabet, rack_size, bingo, centre_row, centre_col;
+    int exchange_min_bag; /* tiles the bag must hold for an exchange (never of more than it holds) */
     int32_t values[MAX_LETTERS + 1]; /* by tile; [0] = 0 for blanks */
     uint8_t lm[2][MAX_CELLS], wm[2][MAX_CELLS]; /* premiums, as read by each pass */
     int mirrored; /* square, its premiums its own transpose, the centre on the diagonal: on an

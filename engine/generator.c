@@ -58,18 +58,25 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
 
 static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
-                            "centre_row", "centre_col", "rack_size", "bingo", "anagrams", NULL};
+                            "centre_row", "centre_col", "rack_size", "bingo", "anagrams",
+                            "exchange_min_bag", NULL};
     PyObject *kwg, *values, *lm, *wm, *file = Py_None;
     Rules *r = &self->core.rules;
     if (self->has_kwg) { /* the lexicon buffer is held for the object's life */
         PyErr_SetString(PyExc_TypeError, "Generator is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii|O", names, &kwg, &r->rows, &r->cols,
+    r->exchange_min_bag = -1; /* not given: a rack's worth */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOOiiii|Oi", names, &kwg, &r->rows, &r->cols,
                                      &values, &lm, &wm, &r->centre_row, &r->centre_col,
-                                     &r->rack_size, &r->bingo, &file))
+                                     &r->rack_size, &r->bingo, &file, &r->exchange_min_bag))
         return -1;
     if (rules_load(r, values, lm, wm) < 0) return -1;
+    if (r->exchange_min_bag == -1) r->exchange_min_bag = r->rack_size;
+    if (r->exchange_min_bag < 1 || r->exchange_min_bag > MAX_TILES) {
+        PyErr_Format(PyExc_ValueError, "exchange_min_bag must be 1..%d", MAX_TILES);
+        return -1;
+    }
     r->mirrored = r->rows == r->cols && r->centre_row == r->centre_col &&
                   !memcmp(r->lm[0], r->lm[1], (size_t)(r->rows * r->cols)) &&
                   !memcmp(r->wm[0], r->wm[1], (size_t)(r->rows * r->cols));

@@ -4,6 +4,14 @@
 #include "core.h"
 #include "playout.h"
 
+/* The most tiles one exchange may put back with `bag` tiles in the bag: none below the
+ * ruleset's minimum, never more than the bag holds or a rack (engine/rules.py's
+ * max_exchange). */
+static inline int exchange_most(const Rules *r, size_t bag) {
+    if (bag < (size_t)r->exchange_min_bag) return 0;
+    return bag < (size_t)r->rack_size ? (int)bag : r->rack_size;
+}
+
 static int rack_points(const Rules *r, const uint8_t *rack) {
     int sum = 0;
     for (int t = 1; t <= r->alphabet; t++) sum += rack[t] * r->values[t];
@@ -45,7 +53,7 @@ static int exchange_before(const Rules *r, const uint8_t *a, const uint8_t *b) {
  * _best_exchange): the pass only when keeping everything is worth strictly more; among
  * equal exchanges the fewest tiles, then the first in enumeration order. */
 static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t *steps, const float *table,
-                          size_t keys, Turn *out, float *value) {
+                          size_t keys, int most, Turn *out, float *value) {
     const Rules *r = &p->g->rules;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = rack_distinct(r, rack, tile);
@@ -55,6 +63,7 @@ static void best_exchange(const Playout *p, const uint8_t *rack, const uint16_t 
     while (next_subrack(used, tile, distinct, rack)) { /* every non-empty sub-multiset */
         int size;
         size_t key = subrack_key(used, tile, distinct, steps, &size);
+        if (size > most) continue; /* more than the bag holds */
         float v = key < keys ? table[key] : 0.0f;
         uint8_t back[MAX_LETTERS + 1] = {0};
         for (int e = 0; e < distinct; e++) back[tile[e]] = used[e];
@@ -261,14 +270,15 @@ static int best_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
             best = (long)i;
     memset(turn, 0, sizeof *turn);
     turn->kind = TURN_PASS;
-    if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
+    const int most = exchange_most(r, p->tail - p->head);
+    if (most && p->held[side]) {
         /* an exchange is worth the best leave of the tiles it keeps, the pass that of the
          * whole rack: the search's bounds hold the best leave for each number of tiles
          * given up, so the exchanges are looked at only when one could beat the play */
-        float most = keys ? table[0] : 0.0f;
-        for (int k = 1; k <= MAX_RACK; k++) most = max_bound(most, p->table_best[side][k]);
+        float ceiling = keys ? table[0] : 0.0f;
+        for (int k = 1; k <= most; k++) ceiling = max_bound(ceiling, p->table_best[side][k]);
         float value = -INFINITY;
-        if (best < 0 || buf->equity[best] < most) best_exchange(p, rack, steps, table, keys, turn, &value);
+        if (best < 0 || buf->equity[best] < ceiling) best_exchange(p, rack, steps, table, keys, most, turn, &value);
         if (best >= 0 && buf->equity[best] < value) best = -1; /* a play wins a tie */
     }
     if (best >= 0) record_turn(r, &buf->items[best], turn);
@@ -380,7 +390,7 @@ static int score_turn(Playout *p, int side, Turn *turn, MoveRecord *chosen) {
     if (buf->count) {
         record_turn(r, &buf->items[0], turn);
         *chosen = buf->items[0];
-    } else if (p->tail - p->head >= (size_t)r->rack_size && p->held[side]) {
+    } else if (p->held[side] && exchange_most(r, p->tail - p->head) >= p->held[side]) {
         turn->kind = TURN_EXCHANGE;
         memcpy(turn->back, p->rack[side], sizeof turn->back);
     } else {

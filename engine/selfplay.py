@@ -66,7 +66,8 @@ class EquityPlayer:
             limit=1,
             rank="equity",
             leaves=self.leaves,
-            include_exchanges=bag_size >= solver.rules.rack_size,
+            include_exchanges=solver.rules.can_exchange(bag_size),
+            max_exchange=solver.rules.max_exchange(bag_size),
         )
         self.plays_generated += moves.generated
         return moves[0] if len(moves) else None
@@ -290,7 +291,9 @@ def play_game(
             rack.update(bag.draw(rules.rack_size - sum(rack.values())))
         elif move is not None and move.kind == PASS:
             move = Move(0, -1, -1, "", "", (), PASS)
-        elif len(bag) >= rules.rack_size and rack:
+        elif rack and rules.max_exchange(len(bag)) >= sum(
+            (rack if move is None or move.kind != EXCHANGE else Counter(move.exchanged)).values()
+        ):  # no play: the whole rack back, while the bag takes it (Greedy); or the exchange chosen
             exchanged = rack if move is None or move.kind != EXCHANGE else Counter(move.exchanged)
             kept = rack - exchanged
             fresh = bag.draw(sum(exchanged.values()))

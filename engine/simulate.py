@@ -112,7 +112,8 @@ def candidates(solver: Solver, board: Board, rack: str, leaves, count: int) -> l
         limit=count,
         rank="equity",
         leaves=leaves,
-        include_exchanges=bag >= solver.rules.rack_size,
+        include_exchanges=solver.rules.can_exchange(bag),
+        max_exchange=solver.rules.max_exchange(bag),
     )
     equities = moves.equities() or []
     return [Candidate(m.notation, m.score, e, m) for m, e in zip(moves, equities, strict=True)]
@@ -239,7 +240,8 @@ def _playout(
                 limit=1,
                 rank="equity",
                 leaves=leaves,
-                include_exchanges=len(bag) >= rules.rack_size,
+                include_exchanges=rules.can_exchange(len(bag)),
+                max_exchange=rules.max_exchange(len(bag)),
             )
             move = found[0] if len(found) else Move(0, -1, -1, "", "", (), PASS)
         rack = racks[side]

@@ -39,7 +39,10 @@ class Solver:
         self._racks: dict[str, tuple[tuple[int, ...], bytes]] = {}
         try:
             self._generator = _movegen.Generator(
-                lexicon.buffer, *rules.generator_args(), anagrams=lexicon.anagrams
+                lexicon.buffer,
+                *rules.generator_args(),
+                anagrams=lexicon.anagrams,
+                exchange_min_bag=rules.exchange_min_bag,
             )
         except ValueError as exc:  # rules the generator cannot play exactly
             raise InputError(f"ruleset {rules.name}: {exc}") from None

@@ -69,9 +69,12 @@ def engine_position(
 ) -> tuple[Solver, Position]:
     """A request's position (a CGP, full or its board field, or board rows) as the engine's
     Position, and the solver it calls for: a CGP's opcodes checked, its `lex` choosing the
-    lexicon when the request names none. `rack`/`opponent` replace the CGP's racks."""
+    lexicon when the request names none. `rack`/`opponent` replace the CGP's racks; a `rack`
+    given alone leaves the opponent's unknown (the CGP's belonged with the CGP's rack)."""
     rules = registry.rules(request.ruleset)
     lexicon = request.lexicon
+    if rack is not None and opponent is None:
+        opponent = ""
     with engine_errors(p.BAD_POSITION):
         if cgp is not None:
             found = Position.read(rules, cgp).with_racks(rack, opponent)

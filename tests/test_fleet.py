@@ -581,3 +581,25 @@ def test_rq_suspend_holds_jobs_after_a_second_and_resume_frees_them(server, queu
     finally:
         resume(r)
     assert client.result(held, timeout=20)["ok"]
+
+
+# ------------------------------------------------------ a stranger on pub/sub
+def test_a_stranger_publishing_rq_commands_stops_no_worker(server, queue, workers):
+    """RQ's workers obey `shutdown`, `kill-horse` and `stop-job` published on their channel
+    by anyone who can write to Redis; these workers do not listen (an operator stops a
+    worker with SIGTERM): published to every registered name, both keep serving."""
+    first, second = workers("pub-a"), workers("pub-b")
+    client = AnalysisClient(server.url, queue=queue)
+    assert client.analyze(request(), timeout=20)["ok"]
+    r = server.client()
+    wait_until(lambda: len(r.smembers("rq:workers")) >= 2, 20, "both workers to register")
+    for command in ({"command": "shutdown"}, {"command": "kill-horse"}):
+        for name in [n.decode().split(":")[-1] for n in r.smembers("rq:workers")]:
+            r.publish(f"rq:pubsub:{name}", json.dumps(command))
+    assert r.pubsub_numsub(*[f"rq:pubsub:{n}" for n in ("pub-a", "pub-b")]) == [
+        (b"rq:pubsub:pub-a", 0),
+        (b"rq:pubsub:pub-b", 0),
+    ]
+    time.sleep(3)  # RQ's workers exit within this after a published shutdown
+    assert first.proc.poll() is None and second.proc.poll() is None
+    assert client.analyze(request(), timeout=20)["ok"]

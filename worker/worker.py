@@ -135,6 +135,16 @@ class AnchorWorker(SimpleWorker):
         finally:
             self._bootstrapping = False
 
+    def subscribe(self) -> None:
+        """Not subscribed: RQ's workers obey `shutdown`, `kill-horse` and `stop-job`
+        published on `rq:pubsub:<name>` by anyone who can write to Redis (issue 46: one
+        PUBLISH per registered name stopped the whole fleet). An operator stops a worker
+        with SIGTERM (deploy/: docker stop, kubectl, systemctl), which finishes its job."""
+        log.info("not listening for RQ's published worker commands; stop with SIGTERM")
+
+    def unsubscribe(self) -> None:
+        """Nothing to leave (see subscribe)."""
+
     def handle_warm_shutdown_request(self) -> None:
         """Nothing here: RQ logs at this point, inside the SIGTERM handler, and a line
         written while the main thread is writing one is a reentrant write to stderr (a

@@ -603,3 +603,15 @@ def test_a_stranger_publishing_rq_commands_stops_no_worker(server, queue, worker
     time.sleep(3)  # RQ's workers exit within this after a published shutdown
     assert first.proc.poll() is None and second.proc.poll() is None
     assert client.analyze(request(), timeout=20)["ok"]
+
+
+def test_a_huge_description_is_logged_cut(server, queue, workers):
+    """A job's description is the enqueuer's text: 20 MiB of it is logged as 2,000
+    characters and a count, not whole at every start (issue 46, item 7)."""
+    client = AnalysisClient(server.url, queue=queue)
+    job = client.submit(request())
+    server.client().hset(f"rq:job:{job.id}", "description", "x" * (20 << 20))
+    worker = workers("desc")
+    assert client.result(job, timeout=30)["ok"]
+    text = worker.log.read_text()
+    assert len(text) < 100_000 and "more characters" in text

@@ -7,6 +7,28 @@ import logging
 import time
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+MAX_FIELD = 2000  # characters of a logged message or field; a client writes some of them
+
+
+def _cut(value):
+    if isinstance(value, str) and len(value) > MAX_FIELD:
+        return f"{value[:MAX_FIELD]}... ({len(value) - MAX_FIELD:,} more characters)"
+    return value
+
+
+class Truncate(logging.Filter):
+    """Every message and string field cut to MAX_FIELD characters: a job's description, its
+    error or a stray id are written by whoever enqueued it (issue 46: a 20 MiB description
+    was logged whole at every start), and a log line is an operator's, not theirs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > MAX_FIELD:
+            record.msg, record.args = _cut(message), None
+        for key, value in list(vars(record).items()):
+            if key not in _STANDARD and not key.startswith("_") and isinstance(value, str):
+                setattr(record, key, _cut(value))
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -33,6 +55,7 @@ def configure(fmt: str = "json", level: str = "INFO") -> None:
         if fmt == "json"
         else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
+    handler.addFilter(Truncate())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

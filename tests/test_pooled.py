@@ -307,6 +307,20 @@ def test_strangers_entries_in_the_pool_are_skipped(solver, leaves, registry, ser
 
 
 @pytest.mark.service  # a real redis-server (not in `make test-fast`)
+def test_a_claim_counter_set_by_a_stranger_sends_the_job_on_alone(solver, leaves, registry, server):
+    """`HSET <pool>:claims 0 -1000` made the job answer `internal` (a negative piece); a
+    counter no job wrote now sends the job on alone, with the engine's own answer."""
+    settings = SETTINGS[0]
+    request = request_for(settings, 2, pool="claims")
+    key = p.pool_key(request)
+    conn = server.client()
+    conn.delete(key, key + ":claims")
+    conn.hset(key + ":claims", "0", -1000)
+    result = run(request, registry, pools=RedisPools(conn))
+    assert stats_of(result) == engine_run(solver, leaves, settings)
+
+
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
 def test_jobs_through_redis_share_and_a_late_one_plays_nothing(registry, server):
     """Two jobs on threads through Redis, then a third: each piece in the stream once."""
     settings = SETTINGS[1]

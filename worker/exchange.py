@@ -80,6 +80,18 @@ class _Log:
         return any(piece not in have for piece in self.rounds.get(round_no, {}))
 
 
+class Tampered(Exception):
+    """A pool's key holds what no job of this service wrote (a claim counter below zero):
+    the job goes on alone, as when Redis fails."""
+
+
+def _claimed(piece: int) -> int:
+    """A piece number read back from the claims counter, which only jobs increment from 0."""
+    if piece < 0:
+        raise Tampered(f"the round's claim counter reads {piece + 1}, which no job wrote")
+    return piece
+
+
 class RedisExchange:
     """A pool in Redis: claims in a hash (field: the round), values in a stream (fields
     r, i, b). Each write refreshes both keys' expiry; the stream is capped at `cap`
@@ -111,7 +123,7 @@ class RedisExchange:
                 pipe.exists(self._stop)
                 got = pipe.execute()
             self._stopped = bool(got[2])
-            return int(got[0]) - 1
+            return _claimed(int(got[0]) - 1)
 
         return self._or_alone(remote, lambda alone: alone.claim(round_no))
 
@@ -123,7 +135,11 @@ class RedisExchange:
             args = [round_no, piece, blob, pieces if claim else -1, self._cap, POOL_TTL]
             got = _publish_script(self._connection)(keys, args)
             self._stopped = int(got[0]) == STOPPED
-            return (-1, -1) if self._stopped else (int(got[0]), int(got[1]))
+            if self._stopped:
+                return (-1, -1)
+            if int(got[0]) < 0:  # nothing claimed (claim=False)
+                return (-1, -1)
+            return int(got[0]), _claimed(int(got[1]))
 
         return self._or_alone(
             remote, lambda alone: alone.publish(round_no, piece, blob, pieces, claim)
@@ -152,7 +168,7 @@ class RedisExchange:
         if self._alone is None:
             try:
                 return remote()
-            except RedisError as exc:
+            except (RedisError, Tampered) as exc:
                 log.warning(
                     "Redis failed a pooled simulation; it goes on alone",
                     extra={"pool": self._key, "error": str(exc)},

@@ -615,3 +615,22 @@ def test_a_huge_description_is_logged_cut(server, queue, workers):
     assert client.result(job, timeout=30)["ok"]
     text = worker.log.read_text()
     assert len(text) < 100_000 and "more characters" in text
+
+
+@pytest.mark.parametrize("loss", ["flushall", "sets"])
+def test_workers_register_again_after_redis_loses_them(server, queue, workers, loss):
+    """Redis restarted empty (FLUSHALL stands for it), or the worker sets deleted: within a
+    few maintenance rounds each worker is registered again, counted, and serving
+    (issue 46, item 6)."""
+    first, second = workers("again-a"), workers("again-b")
+    r = server.client()
+    client = AnalysisClient(server.url, queue=queue)
+    assert client.capacity() == 2
+    if loss == "flushall":
+        r.flushall()
+    else:
+        r.delete("rq:workers", *[k for k in r.keys("rq:workers:*")])
+    wait_until(lambda: client.capacity() == 2, 20, "both workers to register again")
+    assert r.hexists("rq:worker:again-a", "birth") and r.hexists("rq:worker:again-b", "birth")
+    assert client.analyze(request(), timeout=20)["ok"]
+    assert first.proc.poll() is None and second.proc.poll() is None

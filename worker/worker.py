@@ -423,6 +423,7 @@ class AnchorWorker(SimpleWorker):
         """RQ's maintenance, which never ends the work loop: Redis trouble waits for the
         next round; an id RQ cannot decode is scrubbed and the round run again."""
         try:
+            self.register_again()
             try:
                 super().run_maintenance_tasks()
             except UnicodeDecodeError:
@@ -485,6 +486,25 @@ class AnchorWorker(SimpleWorker):
                 )
                 self._bury_stale()
         super().register_birth()
+
+    def register_again(self) -> bool:
+        """Register anew when the registration is gone: Redis restarted empty (no
+        persistence, a pod on an emptyDir) or the worker sets were deleted. Without this
+        the worker serves on unseen: `Worker.count` reads 0 and a simulation goes out as one
+        job. A hash a heartbeat recreated alone (no `birth`) is replaced. Whether it did."""
+        with self.connection.pipeline(transaction=False) as pipe:
+            pipe.sismember("rq:workers", self.key)
+            for queue in self.queues:
+                pipe.sismember(f"rq:workers:{queue.name}", self.key)
+            pipe.hexists(self.key, "birth")
+            got = pipe.execute()
+        if all(got):
+            return False
+        log.warning("registration lost (Redis restarted empty?): registering again",
+                    extra={"worker": self.name})  # fmt: skip
+        self.connection.delete(self.key)
+        super().register_birth()
+        return True
 
     def _is_own(self, info: dict) -> bool:
         host, pid = _text(info.get(b"hostname")), _text(info.get(b"pid"))

@@ -634,3 +634,17 @@ def test_workers_register_again_after_redis_loses_them(server, queue, workers, l
     assert r.hexists("rq:worker:again-a", "birth") and r.hexists("rq:worker:again-b", "birth")
     assert client.analyze(request(), timeout=20)["ok"]
     assert first.proc.poll() is None and second.proc.poll() is None
+
+
+def test_a_finished_jobs_id_pushed_again_does_not_run_again(server, queue, workers):
+    """A job runs at most once per enqueue: its id pushed onto the lane again after it was
+    answered is dropped at the claim, with one final result still (issue 46, item 7)."""
+    worker = workers("once")
+    client = AnalysisClient(server.url, queue=queue)
+    job = client.submit(request())
+    assert client.result(job, timeout=20)["ok"]
+    r = server.client()
+    r.lpush(f"rq:queue:{p.lane_queue(queue, p.INTERACTIVE)}", job.id)
+    wait_until(lambda: "enqueued again" in worker.log.read_text(), 20, "the id to be dropped")
+    assert final_entries(r, job.id) == [b"1"]
+    assert client.analyze(request(), timeout=20)["ok"]

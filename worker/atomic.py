@@ -41,11 +41,20 @@ local function run(from)
 end
 """
 
-# KEYS: a lane's intermediate list. ARGV: the job id, then the commands.
+ALREADY_ANSWERED = 2  # CLAIM's answer for an id whose job has its final result
+
+# KEYS: a lane's intermediate list, the job's hash. ARGV: the job id, then the commands.
+# 0: the id was put back (not there); 2: the job has its final result already (its id was
+# pushed again, by anyone who can write to Redis): the id is dropped, the job not run.
 CLAIM = (
     _RUN
     + """
 if not redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
+local status = redis.call('HGET', KEYS[2], 'status')
+if status == 'finished' or status == 'failed' then
+  redis.call('LREM', KEYS[1], 1, ARGV[1])
+  return 2
+end
 return run(2)
 """
 )
@@ -72,6 +81,11 @@ def run_if(connection: Redis, script: str, keys: list, args: list, recorded: Pip
     """Run `script` (CLAIM or STORE) with the commands `recorded` holds: True when its
     condition held and they ran, False when nothing was written. Redis's errors are
     raised as redis-py raises them (a full Redis: OutOfMemoryError)."""
+    return run_script(connection, script, keys, args, recorded) == 1
+
+
+def run_script(connection: Redis, script: str, keys: list, args: list, recorded: Pipeline) -> int:
+    """run_if's script answer itself (CLAIM: 1 claimed, 0 put back, 2 answered already)."""
     argv = list(args)  # redis-py encodes them as it would the commands themselves
     for command, _options in recorded.command_stack:
         argv.append(len(command))
@@ -81,7 +95,7 @@ def run_if(connection: Redis, script: str, keys: list, args: list, recorded: Pip
         done = connection.evalsha(_sha(script), len(keys), *keys, *argv)
     except NoScriptError:  # first use on this Redis, or it restarted: send the text
         done = connection.eval(script, len(keys), *keys, *argv)
-    return done == 1
+    return int(done)
 
 
 @cache

@@ -27,7 +27,8 @@ COUNTERS = {  # exposed with the _total suffix
     "anchor_jobs_failed": "jobs that failed in the worker (no result; the client sees a failure)",
     "anchor_jobs_retried": "jobs put back on the queue for another try",
     "anchor_jobs_invalid": "requests answered with an error result (bad input, limits)",
-    "anchor_jobs_refused": "job hashes refused before running (forbidden function, malformed)",
+    "anchor_jobs_refused": "job hashes refused before running (forbidden function, malformed, "
+    "answered already)",
     "anchor_redis_errors": "Redis errors the work loop waited out (unreachable, full, read-only)",
     "anchor_result_writes_retried": "result writes Redis refused (full, away), tried again",
     "anchor_results_dropped": "results not stored: another worker had taken the job over",

@@ -48,7 +48,7 @@ from rq.worker import WorkerStatus
 from anchor.client import protocol as p
 
 from . import rq_private
-from .atomic import CLAIM, STORE, recorder, run_if
+from .atomic import ALREADY_ANSWERED, CLAIM, STORE, recorder, run_if, run_script
 from .exchange import RedisPools
 from .guard import AnchorJob
 from .jobs import JobContext
@@ -195,7 +195,6 @@ class AnchorWorker(SimpleWorker):
         )
         execution = self._claim(job, queue)
         if execution is None:
-            log.warning("job put back before it started here", extra={"job": job.id})
             self.set_state(WorkerStatus.IDLE)
             return
         beating = threading.Event()
@@ -220,7 +219,8 @@ class AnchorWorker(SimpleWorker):
     def _claim(self, job, queue) -> Execution | None:
         """Start the job if its id is still in the lane's intermediate list, removing it
         from there and entering it in the started registry in one script (atomic.CLAIM):
-        the id is never in neither (lost) nor run twice. None when it was put back. The
+        the id is never in neither (lost) nor run twice. None when it was put back, or when
+        the job has its final result already (the id pushed again: dropped). The
         claim also sets the job's claim mark (queues.claim_mark), which a put-back
         watches: a put-back that looked before this claim finds the id gone."""
         key = queue.intermediate_queue_key
@@ -234,7 +234,14 @@ class AnchorWorker(SimpleWorker):
         job.prepare_for_execution(self.name, pipeline=pipe)
         pipe.persist(job.key)
         pipe.lrem(key, 1, job.id)
-        if not run_if(self.connection, CLAIM, [key], [job.id], pipe):
+        claimed = run_script(self.connection, CLAIM, [key, job.key], [job.id], pipe)
+        if claimed == ALREADY_ANSWERED:  # a job runs at most once per enqueue
+            log.warning("job answered already; its id was enqueued again and is dropped",
+                        extra={"job": job.id})  # fmt: skip
+            METRICS.inc("anchor_jobs_refused_total")
+            return None
+        if not claimed:
+            log.warning("job put back before it started here", extra={"job": job.id})
             return None
         self.executions[execution.id] = execution
         return execution

@@ -111,7 +111,10 @@ def test_redis_is_private_and_asks_for_a_password():
     k8s_redis = (DEPLOY / "k8s" / "redis.yaml").read_text()
     assert "kind: NetworkPolicy" in k8s_redis and "requirepass" in k8s_redis
     assert "--requirepass" not in k8s_redis
-    assert "secretName: anchor-redis" in (DEPLOY / "k8s" / "worker.yaml").read_text()
+    k8s_worker = (DEPLOY / "k8s" / "worker.yaml").read_text()
+    assert "secretName: anchor-redis" in k8s_worker
+    metrics_policy = k8s_worker.split("name: anchor-worker-metrics", 1)[1]
+    assert "- from:" in metrics_policy and "anchor-metrics-scraper" in metrics_policy  # not any
     unit = (DEPLOY / "systemd" / "anchor-worker@.service").read_text()
     assert "REDIS_PASSWORD_FILE=" in unit
     for _where, argv in anchor_commands():

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import uuid
@@ -355,6 +356,47 @@ def test_idle_metrics_connections_are_bounded_and_time_out(server, queue, tmp_pa
         assert http_status(metrics, "/metrics") == 200
     finally:
         for s in idle:
+            s.close()
+        worker.stop()
+
+
+def test_slow_metrics_clients_cannot_starve_the_probes(server, queue, tmp_path):
+    """Slowloris: 16 connections each sending a header every second (every slot taken, none
+    ever idle for the per-read timeout) kept /healthz unanswered for 24 s. The connection
+    reading its request longest makes room for a new one, and none reads for more than
+    REQUEST_SECONDS: every probe is answered at once (issue 46, item 5)."""
+    metrics = free_port()
+    worker = WorkerProcess(server.url, queue, "slowloris", tmp_path, "--metrics-port", str(metrics))
+    slow: list[socket.socket] = []
+    stop = threading.Event()
+
+    def drip() -> None:
+        while not stop.wait(1.0):
+            for s in list(slow):
+                try:
+                    s.sendall(b"X-Drip: 1\r\n")
+                except OSError:
+                    slow.remove(s)
+                    s.close()
+            while len(slow) < 16:  # the attacker reconnects what the server closed
+                s = socket.create_connection(("127.0.0.1", metrics), timeout=5)
+                s.sendall(b"GET /metrics HTTP/1.0\r\n")
+                slow.append(s)
+
+    dripping = threading.Thread(target=drip, daemon=True)
+    try:
+        wait_until(lambda: http_status(metrics, "/healthz") == 200, 20, "metrics")
+        dripping.start()
+        time.sleep(2.5)
+        for _ in range(6):
+            started = time.monotonic()
+            assert http_status(metrics, "/healthz") == 200
+            assert time.monotonic() - started < 2.0
+            time.sleep(0.5)
+    finally:
+        stop.set()
+        dripping.join(timeout=5)
+        for s in slow:
             s.close()
         worker.stop()
 

@@ -6,6 +6,7 @@ deploy/ points Docker and Kubernetes at."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -118,30 +119,70 @@ HEALTH = Health()
 
 
 CONNECTION_SECONDS = 5.0  # an HTTP connection idle this long is closed
-MAX_CONNECTIONS = 16  # served at once; more are closed at once (a probe or scrape is short)
+REQUEST_SECONDS = 5.0  # the whole request (line and headers) must come within this
+MAX_CONNECTIONS = 16  # served at once (a probe or scrape is short)
 
 
 class _BoundedServer(ThreadingHTTPServer):
-    """ThreadingHTTPServer with a thread per connection, at most MAX_CONNECTIONS of them:
-    500 idle connections must not become 500 threads."""
+    """ThreadingHTTPServer with a thread per connection, at most MAX_CONNECTIONS of them
+    (500 idle connections must not become 500 threads), that a slow client cannot fill.
+    When every slot is taken, the connection that has been reading its request longest is
+    closed to make room (a probe's request takes a millisecond; one that sends a header
+    every few seconds keeps reading), and one still reading after REQUEST_SECONDS is closed
+    anyway: 16 slowloris connections kept /healthz unanswered for 24 s (issue 46)."""
 
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of connections is not refused
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.guard = threading.Lock()
+        self.reading: dict[object, float] = {}  # connection -> when it came, while reading
+        self.serving = 0  # connections with a thread
 
     def process_request(self, request, client_address):
-        if not self.slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
+        with self.guard:
+            if self.serving >= MAX_CONNECTIONS:
+                if not self.reading:  # every slot is answering a request: drop this one
+                    self.shutdown_request(request)
+                    return
+                oldest = min(self.reading, key=self.reading.__getitem__)
+                self.reading.pop(oldest)
+                _cut_off(oldest)  # its thread ends at once and frees its slot
+            self.serving += 1
+            self.reading[request] = time.monotonic()
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address):
+        timer = threading.Timer(REQUEST_SECONDS, self.too_slow, args=(request,))
+        timer.daemon = True
+        timer.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            timer.cancel()
+            with self.guard:
+                self.reading.pop(request, None)
+                self.serving -= 1
+
+    def request_read(self, request) -> None:
+        """The request line and headers are in: this connection is no longer slow."""
+        with self.guard:
+            self.reading.pop(request, None)
+
+    def too_slow(self, request) -> None:
+        with self.guard:
+            slow = self.reading.pop(request, None) is not None
+        if slow:
+            _cut_off(request)
+
+
+def _cut_off(connection) -> None:
+    """End a connection whose thread is blocked reading it: the read returns at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class QueueDepths:
@@ -179,6 +220,7 @@ def serve(metrics: Metrics, host: str, port: int, health: Health = HEALTH) -> Th
         timeout = CONNECTION_SECONDS
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            self.server.request_read(self.request)
             path = self.path.split("?")[0]
             if path in ("/healthz", "/readyz"):
                 ok = health.live() if path == "/healthz" else health.live() and health.ready()

@@ -161,6 +161,12 @@ def _pooled(
             sent = client.analyze_many([request] * shares, timeout=timeout)
             results = [_share(r) for r in sent]
             done = [r for r in results if r.complete]
+            if not done and any(r.stopped for r in results):
+                raise AnchorError(
+                    "the simulation was stopped: its pool's stop mark "
+                    f"({p.pool_stop_key(p.pool_key(request))}) was set by someone other than "
+                    "this client; run it again (it gets a new pool)"
+                )
             got = max(r.merged for r in results)
             if bar and not watch and got > reached:
                 bar.step(got - reached)

@@ -6,6 +6,7 @@ the engine's own, and no piece is played twice unless one went missing."""
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 
 import msgpack
@@ -318,6 +319,29 @@ def test_a_claim_counter_set_by_a_stranger_sends_the_job_on_alone(solver, leaves
     conn.hset(key + ":claims", "0", -1000)
     result = run(request, registry, pools=RedisPools(conn))
     assert stats_of(result) == engine_run(solver, leaves, settings)
+
+
+@pytest.mark.service  # a real redis-server (not in `make test-fast`)
+def test_a_stop_mark_set_from_outside_ends_the_simulation_with_a_clear_error(
+    server, queue, workers, monkeypatch
+):
+    """`SET <pool>:stop 1` by a stranger left the client sending the jobs again for 150 s;
+    the jobs now say they were stopped and the client says so at once."""
+    workers(None, "--leaves", f"twl06={KLV2}")
+    client = AnalysisClient(server.url, queue=queue)
+    conn = server.client()
+    real = client.analyze_many
+
+    def stop_first(requests, **kwargs):  # the stranger sets the stop mark as the jobs go out
+        conn.set(p.pool_stop_key(p.pool_key(requests[0])), 1, ex=60)
+        return real(requests, **kwargs)
+
+    monkeypatch.setattr(client, "analyze_many", stop_first)
+    job = SimulationJob(CGP, lexicon="twl06", leaves="twl06")
+    started = time.monotonic()
+    with pytest.raises(AnchorError, match="the simulation was stopped"):
+        simulate(client, job, SETTINGS[0])
+    assert time.monotonic() - started < 30
 
 
 @pytest.mark.service  # a real redis-server (not in `make test-fast`)

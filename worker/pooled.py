@@ -74,8 +74,10 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     model = model_for(setting.solver.rules)
     try:
         values, alive, ends = settings.schedule(sharer.play, setting.lead, model)
-    except (OutOfTime, GivenUp):
+    except OutOfTime:
         return p.SimulateResult(table, complete=False, merged=sharer.merged)
+    except GivenUp:
+        return p.SimulateResult(table, complete=False, merged=sharer.merged, stopped=True)
     pruned = [not a for a in alive]
     stats = summarize(setting.chosen, values, setting.lead, pruned, ends, model,
                       settings.plies, settings.rank)  # fmt: skip

@@ -165,6 +165,12 @@ class SimulateResult(Result):
     merged: int = field(
         default=0, metadata=wire(int, doc="with `pool`: the iterations of the rounds merged")
     )
+    stopped: bool = field(
+        default=False,
+        metadata=wire(
+            bool, doc="with `pool`: the pool's stop mark was set (the simulation was given up)"
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import redis
 from fakeredis import FakeRedis
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from anchor.worker.atomic import CLAIM, STORE, recorder, run_if
+from anchor.worker.atomic import ALREADY_ANSWERED, CLAIM, STORE, recorder, run_if, run_script
 
 from .service import server  # noqa: F401 - the fixture
 
@@ -25,12 +25,20 @@ def _claim_writes(conn) -> object:
 
 def _check_claim(conn) -> None:
     conn.flushall()
-    assert not run_if(conn, CLAIM, ["lane"], ["id"], _claim_writes(conn))  # not in the list
+    assert not run_if(conn, CLAIM, ["lane", "job"], ["id"], _claim_writes(conn))  # not in the list
     assert conn.keys("*") == []
     conn.rpush("lane", "other", "id")
-    assert run_if(conn, CLAIM, ["lane"], ["id"], _claim_writes(conn))
+    assert run_if(conn, CLAIM, ["lane", "job"], ["id"], _claim_writes(conn))
     assert conn.lrange("lane", 0, -1) == [b"other"]
     assert conn.hget("job", "status") == b"started" and conn.get("mark") == b"w1"
+    for final in ("finished", "failed"):  # an answered job's id pushed again: dropped, unrun
+        conn.hset("job", "status", final)
+        conn.delete("mark")
+        conn.rpush("lane", "id")
+        answer = run_script(conn, CLAIM, ["lane", "job"], ["id"], _claim_writes(conn))
+        assert answer == ALREADY_ANSWERED
+        assert conn.lrange("lane", 0, -1) == [b"other"] and not conn.exists("mark")
+        assert conn.hget("job", "status") == final.encode()
 
 
 def _check_store(conn) -> None:
@@ -70,14 +78,14 @@ def _check_errors(conn) -> None:
     pipe.lpush("a string", "y")  # WRONGTYPE
     pipe.set("after", 1)
     with pytest.raises(ResponseError, match="WRONGTYPE"):
-        run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+        run_if(conn, CLAIM, ["lane", "job"], ["id"], pipe)
     assert conn.get("before") == b"1" and conn.get("after") == b"1"
     conn.delete("before", "after")
     pipe = recorder(conn)
     pipe.lpush("a string", "y")
     pipe.set("after", 1)
     with pytest.raises(ResponseError, match="WRONGTYPE"):
-        run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+        run_if(conn, CLAIM, ["lane", "job"], ["id"], pipe)
     assert not conn.exists("after")
 
 
@@ -118,7 +126,7 @@ def test_a_full_redis_writes_nothing(server):  # noqa: F811
             pipe.lrem("lane", 1, "id")
             pipe.hset("job", "status", "started")
             try:
-                run_if(conn, CLAIM, ["lane"], ["id"], pipe)
+                run_if(conn, CLAIM, ["lane", "job"], ["id"], pipe)
             except OutOfMemoryError:
                 assert not conn.exists("mark") and conn.llen("lane") == 1
             else:  # a first write that took: Redis lets the rest through, all of it

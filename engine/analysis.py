@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from .endgame import endgame_value
 from .leaves import Leaves
 from .moves import PASS, Move
-from .notation import parse_rack
 from .position import Position
 from .solver import Solver
 
@@ -44,30 +43,26 @@ class Ranked:
     ([notation, score, row, col, direction, word, [[row, col, letter], ...]]), with a
     breakdown map last when asked for. `total`: plays in the position (None when a limit
     skipped some unseen). `equities`: beside the rows when ranked by equity or with the bag
-    empty. `bag`: tiles in the bag; `exchanges`: whether exchanges were allowed."""
+    empty. `bag`: tiles in the bag (None when nothing asked depended on it)."""
 
     rows: list[list]
     total: int | None
     equities: list[float] | None
     seconds: float
-    bag: int
-    exchanges: bool
+    bag: int | None
 
 
 def analyze(solver: Solver, position: Position, options: AnalysisOptions) -> Ranked:
     """The player to move's plays in `position`, checked and ranked as the bag decides."""
     position.playable()
     rules = solver.rules
-    unseen = position.unseen()
-    bag = position.bag_size(unseen)
-    allowed = rules.can_exchange(bag)
-    if options.leaves is not None and bag == 0:
-        opponent = position.opponent
-        if opponent:
-            points = sum(rules.tile_values[t] for t in parse_rack(rules, opponent))
-        else:
+    bag = None  # read only when something depends on it: most requests are by score alone
+    if options.exchanges or options.leaves is not None:
+        unseen = position.unseen()
+        bag = position.bag_size(unseen)
+        if options.leaves is not None and bag == 0:  # the opponent holds every unseen tile
             points = sum(n * rules.tile_values[t] for t, n in enumerate(unseen))
-        return _empty_bag(solver, position, options, points)
+            return _empty_bag(solver, position, options, points)
     started = time.perf_counter()
     moves = solver.generate_moves(
         position.board,
@@ -76,7 +71,7 @@ def analyze(solver: Solver, position: Position, options: AnalysisOptions) -> Ran
         limit=options.limit,
         count_all=options.count_all,
         include_exchanges=options.exchanges,
-        max_exchange=rules.max_exchange(bag),
+        max_exchange=rules.max_exchange(bag) if bag is not None else None,
         rank="equity" if options.leaves is not None else "score",
         leaves=options.leaves,
         budget=options.budget,
@@ -87,7 +82,7 @@ def analyze(solver: Solver, position: Position, options: AnalysisOptions) -> Ran
     else:  # straight from the packed records, no Move objects
         rows = moves.fields(lists=True)
     equities = moves.equities() if options.leaves is not None else None
-    return Ranked(rows, moves.total, equities, seconds, bag, allowed)
+    return Ranked(rows, moves.total, equities, seconds, bag)
 
 
 def _with_breakdown(solver: Solver, position: Position, move: Move) -> list:
@@ -130,4 +125,4 @@ def _empty_bag(solver: Solver, position: Position, options: AnalysisOptions, poi
         fields = moves.fields(lists=True)
         rows = [fields[i] if i >= 0 else passed.entry() for i in order]
     equities = [float(values[i]) if i >= 0 else 0.0 for i in order]
-    return Ranked(rows, total, equities, seconds, 0, False)
+    return Ranked(rows, total, equities, seconds, 0)

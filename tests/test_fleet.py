@@ -364,7 +364,8 @@ def test_slow_metrics_clients_cannot_starve_the_probes(server, queue, tmp_path):
     """Slowloris: 16 connections each sending a header every second (every slot taken, none
     ever idle for the per-read timeout) kept /healthz unanswered for 24 s. The connection
     reading its request longest makes room for a new one, and none reads for more than
-    REQUEST_SECONDS: every probe is answered at once (issue 46, item 5)."""
+    REQUEST_SECONDS: every probe is answered well within that, busy cores or not (issue 46,
+    item 5)."""
     metrics = free_port()
     worker = WorkerProcess(server.url, queue, "slowloris", tmp_path, "--metrics-port", str(metrics))
     slow: list[socket.socket] = []
@@ -388,10 +389,11 @@ def test_slow_metrics_clients_cannot_starve_the_probes(server, queue, tmp_path):
         wait_until(lambda: http_status(metrics, "/healthz") == 200, 20, "metrics")
         dripping.start()
         time.sleep(2.5)
-        for _ in range(6):
+        for _ in range(6):  # the drip holds a slot for ever; a probe must not wait on it
             started = time.monotonic()
-            assert http_status(metrics, "/healthz") == 200
-            assert time.monotonic() - started < 2.0
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/healthz", timeout=10) as r:
+                assert r.status == 200
+            assert time.monotonic() - started < 5.0  # was never, under the drip (24 s+)
             time.sleep(0.5)
     finally:
         stop.set()

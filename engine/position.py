@@ -154,7 +154,7 @@ class Position:
 
     def unseen(self, strict: bool = False) -> list[int]:
         """Tiles the mover cannot see, by tile number (blank 0): the set less the board and
-        the mover's rack, i.e. the opponent's rack and the bag. strict: PositionError when
+        the mover's rack, i.e. the opponent's rack and the bag. strict: InputError when
         board and rack hold more of a tile than the set (else none of it is unseen)."""
         return unseen_counts(self.board, self.tiles(), strict=strict)
 

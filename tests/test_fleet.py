@@ -692,3 +692,21 @@ def test_a_finished_jobs_id_pushed_again_does_not_run_again(server, queue, worke
     wait_until(lambda: "enqueued again" in worker.log.read_text(), 20, "the id to be dropped")
     assert final_entries(r, job.id) == [b"1"]
     assert client.analyze(request(), timeout=20)["ok"]
+
+
+def test_a_running_jobs_id_pushed_again_is_not_run_twice(server, queue, workers):
+    """The id of a job another worker is running, pushed onto its lane again, is dropped:
+    the job runs once, its worker keeps it and stores the one result."""
+    first = workers("run-a", "--max-moves", "1")
+    second = workers("run-b", "--max-moves", "1")
+    client = AnalysisClient(server.url, queue=queue, job_timeout=60)
+    job = client.submit(heavy(150))
+    wait_until(lambda: first.current_job([job.id]) or second.current_job([job.id]), 20,
+               "a worker to start the job")  # fmt: skip
+    running = first if first.current_job([job.id]) else second
+    r = server.client()
+    r.lpush(f"rq:queue:{p.lane_queue(queue, p.INTERACTIVE)}", job.id)
+    assert client.result(job, timeout=60)["ok"]
+    assert final_entries(r, job.id) == [b"1"]
+    assert r.hget(f"rq:job:{job.id}", "worker_name") == running.name.encode()
+    assert "taken over" not in first.log.read_text() + second.log.read_text()

@@ -41,17 +41,18 @@ local function run(from)
 end
 """
 
-ALREADY_ANSWERED = 2  # CLAIM's answer for an id whose job has its final result
+ALREADY_ANSWERED = 2  # CLAIM's answer for an id whose job is answered or running elsewhere
 
 # KEYS: a lane's intermediate list, the job's hash. ARGV: the job id, then the commands.
-# 0: the id was put back (not there); 2: the job has its final result already (its id was
-# pushed again, by anyone who can write to Redis): the id is dropped, the job not run.
+# 0: the id was put back (not there); 2: the job has its final result already, or another
+# worker is running it (its id was pushed again, by anyone who can write to Redis; a retry
+# or a requeue sets the status back to queued first): the id is dropped, the job not run.
 CLAIM = (
     _RUN
     + """
 if not redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
 local status = redis.call('HGET', KEYS[2], 'status')
-if status == 'finished' or status == 'failed' then
+if status == 'finished' or status == 'failed' or status == 'started' then
   redis.call('LREM', KEYS[1], 1, ARGV[1])
   return 2
 end

@@ -236,7 +236,8 @@ class AnchorWorker(SimpleWorker):
         pipe.lrem(key, 1, job.id)
         claimed = run_script(self.connection, CLAIM, [key, job.key], [job.id], pipe)
         if claimed == ALREADY_ANSWERED:  # a job runs at most once per enqueue
-            log.warning("job answered already; its id was enqueued again and is dropped",
+            log.warning("job answered already or running elsewhere; its id was enqueued "
+                        "again and is dropped",
                         extra={"job": job.id})  # fmt: skip
             METRICS.inc("anchor_jobs_refused_total")
             return None
@@ -431,6 +432,10 @@ class AnchorWorker(SimpleWorker):
         next round; an id RQ cannot decode is scrubbed and the round run again."""
         try:
             self.register_again()
+        except Exception as exc:  # a stranger's key of the wrong type: the rest still runs
+            log.warning("could not check this worker's registration",
+                        extra={"error": str(exc)[:200]})  # fmt: skip
+        try:
             try:
                 super().run_maintenance_tasks()
             except UnicodeDecodeError:

@@ -6,6 +6,7 @@ deploy/ points Docker and Kubernetes at."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -116,6 +117,7 @@ class Health:
 
 
 HEALTH = Health()
+log = logging.getLogger("anchor.worker")
 
 
 CONNECTION_SECONDS = 5.0  # an HTTP connection idle this long is closed
@@ -164,6 +166,14 @@ class _BoundedServer(ThreadingHTTPServer):
             with self.guard:
                 self.reading.pop(request, None)
                 self.serving -= 1
+
+    def handle_error(self, request, client_address) -> None:
+        """A connection cut off (evicted, too slow) or dropped by its client ends quietly; no
+        traceback on stderr for whoever chose to make one."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            log.warning("metrics request failed", exc_info=True)
 
     def request_read(self, request) -> None:
         """The request line and headers are in: this connection is no longer slow."""

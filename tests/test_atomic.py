@@ -10,7 +10,15 @@ import redis
 from fakeredis import FakeRedis
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from anchor.worker.atomic import ALREADY_ANSWERED, CLAIM, STORE, recorder, run_if, run_script
+from anchor.worker.atomic import (
+    ALREADY_ANSWERED,
+    BEAT,
+    CLAIM,
+    STORE,
+    recorder,
+    run_if,
+    run_script,
+)
 
 from .service import server  # noqa: F401 - the fixture
 
@@ -51,20 +59,52 @@ def _check_store(conn) -> None:
         pipe.zrem("started", "w1:e1")
         return pipe
 
-    owner = ["w1", "w1:e1", "started"]
-    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # no such job
-    conn.hset("job", mapping={"status": "started", "worker_name": "w2"})
-    conn.zadd("started", {"w1:e1": 1})
-    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # another's
-    conn.hset("job", "worker_name", "w1")
-    conn.zrem("started", "w1:e1")
-    assert not run_if(conn, STORE, ["job", "started"], owner, writes())  # taken over
+    owner = ["w1", "2026-11-29T10:00:00.000001Z", "started"]
+    assert not run_if(conn, STORE, ["job"], owner, writes())  # no such job
+    conn.hset("job", mapping={"status": "started", "worker_name": "w2", "started_at": owner[1]})
+    assert not run_if(conn, STORE, ["job"], owner, writes())  # another's
+    conn.hset("job", mapping={"worker_name": "w1", "started_at": "2026-11-29T10:00:09.0Z"})
+    assert not run_if(conn, STORE, ["job"], owner, writes())  # an execution after this one
+    conn.hset("job", mapping={"status": "queued", "started_at": owner[1]})
+    assert not run_if(conn, STORE, ["job"], owner, writes())  # taken over: requeued
     assert conn.xlen("results") == 0
-    conn.zadd("started", {"w1:e1": 1})
-    assert run_if(conn, STORE, ["job", "started"], owner, writes())
+    conn.hset("job", "status", "started")
+    assert run_if(conn, STORE, ["job"], owner, writes())  # no registry entry needed
     assert conn.hget("job", "status") == b"finished"
     assert conn.xrange("results")[0][1] == {b"v": b"\x00\xff"}  # bytes kept as they are
-    assert conn.zcard("started") == 0
+
+
+START = "2026-11-29T10:00:00.000001Z"
+BEAT_KEYS = ["job", "wip", "worker", "worker:executions", "execution", "job:executions"]
+
+
+def _beat(conn, now: float = 1000.0) -> int:
+    args = ["w1", START, "w1:e1", "e1", 10, 70, repr(now), "2026-11-29T10:16:40.0Z", "started"]
+    return run_script(conn, BEAT, BEAT_KEYS, args)
+
+
+def _check_beat(conn) -> None:
+    """The job's registry entry, the worker's and the execution's keys renewed while the
+    job is this execution's; an entry a stranger deleted written back; none for a job
+    taken over."""
+    conn.flushall()
+    conn.hset("job", mapping={"status": "started", "worker_name": "w1", "started_at": START})
+    conn.hset("worker", "birth", "x")
+    conn.hset("execution", "id", "e1")
+    conn.zadd("wip", {"w1:e1": 1})
+    conn.zadd("job:executions", {"e1": 1})
+    assert _beat(conn) == 1
+    assert conn.zscore("wip", "w1:e1") == 1010 and conn.zscore("job:executions", "e1") == 1070
+    assert conn.ttl("worker") == 70 and conn.ttl("execution") == 10
+    assert conn.hget("worker", "last_heartbeat") == conn.hget("job", "last_heartbeat")
+    conn.delete("wip")  # a stranger's DEL rq:wip:<queue>
+    assert _beat(conn, 1002.0) == 1 and conn.zscore("wip", "w1:e1") == 1012
+    conn.hset("job", "status", "queued")  # requeued by a peer: no entry comes back
+    conn.delete("wip")
+    assert _beat(conn) == 0 and not conn.exists("wip")
+    conn.delete("execution")  # never recreated holding a heartbeat alone
+    conn.hset("job", "status", "started")
+    assert _beat(conn) == 1 and not conn.exists("execution")
 
 
 def _check_errors(conn) -> None:
@@ -93,6 +133,7 @@ def test_scripts_on_fakeredis():
     conn = FakeRedis()
     _check_claim(conn)
     _check_store(conn)
+    _check_beat(conn)
     _check_errors(conn)
 
 
@@ -102,6 +143,7 @@ def test_scripts_on_redis(server):  # noqa: F811
     conn.script_flush()  # the first call finds no script and sends its text
     _check_claim(conn)
     _check_store(conn)
+    _check_beat(conn)
     _check_errors(conn)
 
 
@@ -133,6 +175,28 @@ def test_a_full_redis_writes_nothing(server):  # noqa: F811
                 assert first == "del"
                 assert conn.get("mark") == b"w1" and conn.llen("lane") == 0
                 assert conn.hget("job", "status") == b"started"
+    finally:
+        conn.config_set("maxmemory", "0")
+        conn.flushall()
+
+
+@pytest.mark.service
+def test_a_full_redis_still_takes_a_running_jobs_heartbeat(server):  # noqa: F811
+    """A full Redis refused RQ's heartbeat (a MULTI holding HSET and ZADD), the job's
+    registry entry ran out and a peer requeued or failed a running job (issue 46)."""
+    conn = redis.Redis.from_url(server.url)
+    conn.flushall()
+    conn.hset("job", mapping={"status": "started", "worker_name": "w1", "started_at": START})
+    conn.hset("worker", "birth", "x")
+    conn.zadd("wip", {"w1:e1": 1})
+    for n in range(500):
+        conn.set(f"fill{n}", "x" * 4096)
+    try:
+        conn.config_set("maxmemory", str(conn.info("memory")["used_memory"] - (512 << 10)))
+        with pytest.raises(OutOfMemoryError):
+            conn.zadd("wip", {"w1:e1": 5})
+        assert _beat(conn, 2000.0) == 1
+        assert conn.zscore("wip", "w1:e1") == 2010
     finally:
         conn.config_set("maxmemory", "0")
         conn.flushall()

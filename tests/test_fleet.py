@@ -710,3 +710,61 @@ def test_a_running_jobs_id_pushed_again_is_not_run_twice(server, queue, workers)
     assert final_entries(r, job.id) == [b"1"]
     assert r.hget(f"rq:job:{job.id}", "worker_name") == running.name.encode()
     assert "taken over" not in first.log.read_text() + second.log.read_text()
+
+
+# ------------------------------------------- full, or a registry entry lost
+def test_jobs_running_while_redis_stays_full_past_their_heartbeat_are_answered_once(
+    server, queue, workers
+):
+    """Redis full for longer than a job's heartbeat TTL: RQ's heartbeat (a MULTI with
+    HSET and ZADD) was refused whole, the registry entries ran out, and the first peer to
+    clean up once Redis had room failed the job as abandoned or ran it again (issue 46,
+    item 1). The heartbeat goes through a full Redis; each job answers once."""
+    from anchor.worker.worker import HEARTBEAT_TTL
+
+    one, two = workers("full-a", "--max-moves", "1"), workers("full-b", "--max-moves", "1")
+    client = AnalysisClient(server.url, queue=queue, retries=0, job_timeout=120)
+    jobs = [client.submit(heavy(300)) for _ in range(2)]
+    wait_until(lambda: one.current_job([j.id for j in jobs]) and two.current_job(
+        [j.id for j in jobs]), 30, "both workers to start a job")  # fmt: skip
+    r = server.client()
+    wip = f"rq:wip:{p.lane_queue(queue, p.INTERACTIVE)}"
+    junk = [f"junk:{queue}:{n}" for n in range(1024)]
+    for key in junk:
+        r.set(key, b"x" * 4096)
+    try:
+        r.config_set("maxmemory", str(r.info("memory")["used_memory"] - (1 << 20)))
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            r.set(f"junk:{queue}:more", b"x")
+        time.sleep(HEARTBEAT_TTL + 3)
+        entries = r.zrange(wip, 0, -1, withscores=True)
+        assert len(entries) == 2 and all(score > time.time() for _, score in entries)
+    finally:
+        r.config_set("maxmemory", "0")
+        r.delete(*junk)
+    for job in jobs:
+        assert client.result(job, timeout=90)["ok"]
+        assert final_entries(r, job.id) == [b"1"]
+    text = one.log.read_text() + two.log.read_text()
+    assert "AbandonedJobError" not in text and "taken over" not in text
+
+
+def test_a_registry_entry_deleted_under_a_running_job_loses_nothing(server, queue, workers):
+    """`DEL rq:wip:<queue>` while a job ran: its result was dropped as "taken over by
+    another worker" (none had) and the job stayed started for good (issue 46, item 3).
+    Ownership is read off the job; the heartbeat writes the entry back."""
+    worker = workers("wip", "--max-moves", "1")
+    client = AnalysisClient(server.url, queue=queue, retries=0, job_timeout=60)
+    job = client.submit(heavy(250))
+    wait_until(lambda: worker.current_job([job.id]), 20, "the worker to start the job")
+    r = server.client()
+    wip = f"rq:wip:{p.lane_queue(queue, p.INTERACTIVE)}"
+    assert r.delete(wip) == 1
+    wait_until(lambda: r.zcard(wip) == 1 or r.hget(f"rq:job:{job.id}", "status") == b"finished",
+               10, "the heartbeat to write the entry back")  # fmt: skip
+    assert client.result(job, timeout=60)["ok"]
+    assert final_entries(r, job.id) == [b"1"]
+    r.delete(wip)  # and between the last heartbeat and the result: still stored
+    job = client.submit(request())
+    assert client.result(job, timeout=20)["ok"]
+    assert "taken over" not in worker.log.read_text()

@@ -60,17 +60,47 @@ return run(2)
 """
 )
 
-# KEYS: the job's hash, its started registry. ARGV: the worker's name, the execution's
-# member of the registry, RQ's "started" status, then the commands.
+# KEYS: the job's hash. ARGV: the worker's name, the execution's start (the job's
+# `started_at` as the claim wrote it), RQ's "started" status, then the commands. Whose
+# execution it is is read off the job itself, not off its started-registry entry: anyone
+# who can write to Redis can delete that entry, and a peer that takes the job over always
+# rewrites the job (status queued or failed, or its own name and start).
 STORE = (
     _RUN
     + """
-local job = redis.call('HMGET', KEYS[1], 'status', 'worker_name')
-if job[1] ~= ARGV[3] or job[2] ~= ARGV[1] then return 0 end
-if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return 0 end
+local job = redis.call('HMGET', KEYS[1], 'status', 'worker_name', 'started_at')
+if job[1] ~= ARGV[3] or job[2] ~= ARGV[1] or job[3] ~= ARGV[2] then return 0 end
 return run(4)
 """
 )
+
+# A heartbeat while a job runs. KEYS: the job's hash, its started registry, the worker's
+# hash, the worker's executions set, the execution's hash, the job's executions registry.
+# ARGV: the worker's name, the execution's start, the registry member, the execution id,
+# the job's TTL and the worker's (seconds), the time now (seconds since the epoch) and
+# as RQ writes it in a job, RQ's "started" status.
+#
+# The first command is an EXPIRE, which a full Redis does not refuse, on the worker's own
+# hash: once a script has written, Redis lets the rest through. A heartbeat only rewrites
+# fields and scores that exist (a few bytes, no key), and a full Redis that refused it
+# would let the job's registry entry run out, for a peer to requeue or fail a job that is
+# running (issue 46). The registry entry is written back when it is gone while the job
+# is still this execution's (a stranger deleted it); a job taken over gets none.
+BEAT = """
+local alive = redis.call('EXPIRE', KEYS[3], ARGV[6])
+redis.call('EXPIRE', KEYS[4], ARGV[6])
+if alive == 1 then redis.call('HSET', KEYS[3], 'last_heartbeat', ARGV[8]) end
+local job = redis.call('HMGET', KEYS[1], 'status', 'worker_name', 'started_at')
+if job[1] ~= ARGV[9] or job[2] ~= ARGV[1] or job[3] ~= ARGV[2] then return 0 end
+local now = tonumber(ARGV[7])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[3])
+redis.call('ZADD', KEYS[6], 'XX', now + tonumber(ARGV[5]) + 60, ARGV[4])
+if redis.call('EXPIRE', KEYS[5], ARGV[5]) == 1 then
+  redis.call('HSET', KEYS[5], 'last_heartbeat', ARGV[7])
+end
+redis.call('HSET', KEYS[1], 'last_heartbeat', ARGV[8])
+return 1
+"""
 
 
 def recorder(connection: Redis) -> Pipeline:
@@ -85,13 +115,17 @@ def run_if(connection: Redis, script: str, keys: list, args: list, recorded: Pip
     return run_script(connection, script, keys, args, recorded) == 1
 
 
-def run_script(connection: Redis, script: str, keys: list, args: list, recorded: Pipeline) -> int:
-    """run_if's script answer itself (CLAIM: 1 claimed, 0 put back, 2 answered already)."""
+def run_script(
+    connection: Redis, script: str, keys: list, args: list, recorded: Pipeline | None = None
+) -> int:
+    """run_if's script answer itself (CLAIM: 1 claimed, 0 put back, 2 answered already;
+    BEAT, which runs no recorded commands: 1 when the job is still this execution's)."""
     argv = list(args)  # redis-py encodes them as it would the commands themselves
-    for command, _options in recorded.command_stack:
-        argv.append(len(command))
-        argv.extend(command)
-    recorded.reset()
+    if recorded is not None:
+        for command, _options in recorded.command_stack:
+            argv.append(len(command))
+            argv.extend(command)
+        recorded.reset()
     try:
         done = connection.evalsha(_sha(script), len(keys), *keys, *argv)
     except NoScriptError:  # first use on this Redis, or it restarted: send the text

@@ -11,7 +11,9 @@ What it adds to RQ, each for a failure seen in production-like trials:
   under WATCH in the transaction that stores it (`_store`). A worker paused past its
   heartbeat finds the job taken over and drops its result;
 - a result Redis refuses (full, away) is retried, the job still started and its heartbeat
-  going, rather than the job being abandoned and run again;
+  going, rather than the job being abandoned and run again; the heartbeat itself is one
+  script a full Redis lets through (atomic.BEAT), and puts back a registry entry a
+  stranger deleted;
 - maintenance that scrubs ids RQ cannot decode and puts back ids stranded in an
   intermediate list (worker.queues).
 """
@@ -38,17 +40,17 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker, worker_registration
 from rq.exceptions import StopRequested
-from rq.executions import Execution
+from rq.executions import Execution, ExecutionRegistry
 from rq.job import JobStatus
 from rq.registry import clean_registries
 from rq.timeouts import JobTimeoutException
-from rq.utils import now, str_to_date
+from rq.utils import now, str_to_date, utcformat
 from rq.worker import WorkerStatus
 
 from anchor.client import protocol as p
 
 from . import rq_private
-from .atomic import ALREADY_ANSWERED, CLAIM, STORE, recorder, run_if, run_script
+from .atomic import ALREADY_ANSWERED, BEAT, CLAIM, STORE, recorder, run_if, run_script
 from .exchange import RedisPools
 from .guard import AnchorJob
 from .jobs import JobContext
@@ -102,6 +104,7 @@ class AnchorWorker(SimpleWorker):
         self._beat_at = -math.inf  # time.monotonic() of the last heartbeat sent at once
         self._alive_until = -math.inf  # and when the key it refreshed expires
         self._suspension_checked = -math.inf  # time.monotonic() of the last `rq suspend` check
+        self._started = ""  # the running job's `started_at`, as the claim wrote it
 
     @property
     def dequeue_timeout(self) -> int:
@@ -245,6 +248,7 @@ class AnchorWorker(SimpleWorker):
             log.warning("job put back before it started here", extra={"job": job.id})
             return None
         self.executions[execution.id] = execution
+        self._started = utcformat(job.started_at)
         return execution
 
     def perform_job(self, job, queue, execution) -> bool:
@@ -314,6 +318,33 @@ class AnchorWorker(SimpleWorker):
             job.retries_left = None  # a refused job is refused again: fail it for good
         return seconds
 
+    def maintain_heartbeats(self, job, execution) -> None:
+        """RQ's heartbeat while a job runs, as one script (atomic.BEAT) that a full Redis
+        does not refuse and that writes back the job's started-registry entry when a
+        stranger deleted it. RQ's MULTI was refused whole by a full Redis: the entry ran
+        out and a peer's maintenance requeued, or failed as abandoned, a running job."""
+        keys = [
+            job.key,
+            job.started_job_registry.key,
+            self.key,
+            self.executions_key,
+            execution.key,
+            ExecutionRegistry(job_id=job.id, connection=self.connection).key,
+        ]
+        at = now()
+        args = [
+            self.name,
+            self._started,
+            execution.composite_key,
+            execution.id,
+            self.get_heartbeat_ttl(job),
+            self.job_monitoring_interval + 60,
+            repr(at.timestamp()),
+            utcformat(at),
+            JobStatus.STARTED.value,
+        ]
+        run_script(self.connection, BEAT, keys, args)
+
     def _beat(self, job, execution, done: threading.Event) -> None:
         """Keep this worker, the job and its place in the started registry alive."""
         while not done.wait(HEARTBEAT_INTERVAL):
@@ -327,8 +358,8 @@ class AnchorWorker(SimpleWorker):
     # -------------------------------------------------- storing an outcome
     def _store(self, job, execution, write) -> None:
         """Run what `write(pipeline)` records in one script that writes only while this
-        worker owns the job (atomic.STORE: the job started by this worker, its execution
-        in the started registry); retried while Redis refuses it (full, away) until it
+        worker owns the job (atomic.STORE: the job started, by this worker, at this
+        execution's start); retried while Redis refuses it (full, away) until it
         lands, the job is lost to another worker (JobLost), or the worker is told to stop."""
         delay = 0.05
         retries_left = job.retries_left
@@ -338,9 +369,8 @@ class AnchorWorker(SimpleWorker):
                 pipe = recorder(self.connection)
                 write(pipe)
                 self.cleanup_execution(job, pipeline=pipe, execution=execution)
-                keys = [job.key, job.started_job_registry.key]
-                owner = [self.name, execution.composite_key, JobStatus.STARTED.value]
-                if not run_if(self.connection, STORE, keys, owner, pipe):
+                owner = [self.name, self._started, JobStatus.STARTED.value]
+                if not run_if(self.connection, STORE, [job.key], owner, pipe):
                     self._drop(job, execution)
                     raise JobLost(job.id)
                 HEALTH.beat(redis_ok=True)

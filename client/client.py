@@ -125,14 +125,16 @@ class AnalysisClient:
 
     def capacity(self) -> int:
         """How many of this client's jobs can run at once: its threads in-process, else the
-        workers serving its queue's lane (at least 1; RQ's worker registry, which may
-        still count a worker that died within its heartbeat's timeout)."""
+        workers registered for its queue's lane (at least 1; RQ's worker registry, which
+        may still count a worker that died within its heartbeat's timeout). One SCARD:
+        all a client user may read of the registry (PROTOCOL.md, Redis users), and no
+        worker's name or current job."""
         if self.embedded:
             return self.threads
-        from rq import Worker
+        from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
         try:
-            return max(1, Worker.count(connection=self.connection, queue=self.queue))
+            return max(1, self.connection.scard(WORKERS_BY_QUEUE_KEY % self.queue.name))
         except (RedisConnectionError, RedisTimeoutError) as exc:
             raise self._unreachable(exc) from None
 

@@ -17,7 +17,8 @@ network namespaces (`unshare`):
   defaultMode | 0440 when the pod has an fsGroup (the kubelet's SetVolumeOwnership); a
   compose secret is the host file bind-mounted as it is (its owner and mode);
 - remounts the root read-only when the manifest says so;
-- starts redis-server on 127.0.0.1:6379 in that network namespace with the password,
+- starts redis-server on 127.0.0.1:6379 in that network namespace with deploy's ACL
+  users, each with the password,
   then the worker chrooted, with the derived ids (setgroups, setgid, setuid) and
   environment, and submits one job as a game server would.
 
@@ -312,9 +313,13 @@ def _inside(spec_path: str) -> None:
     root = work / "root"
     root.mkdir()
     _build_root(root, c, hosts)
+    from anchor.client.protocol.acl import ADMIN, CLIENT, USERS, acl_file
+
+    users = work / "users.acl"  # deploy's users, each with the one password
+    users.write_text(acl_file({user.name: password for user in USERS}))
     server = subprocess.Popen(
         ["redis-server", "--port", "6379", "--bind", "127.0.0.1", "--save", "",
-         "--requirepass", password, "--dir", str(work)],
+         "--aclfile", str(users), "--dir", str(work)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     log = work / "worker.log"
@@ -331,9 +336,9 @@ def _inside(spec_path: str) -> None:
         c.argv, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, preexec_fn=become
     )
     answered, deadline = False, time.monotonic() + 60
-    url = f"redis://:{password}@127.0.0.1:6379/0"
+    url = f"redis://{CLIENT.name}:{password}@127.0.0.1:6379/0"
     try:
-        r = redis.Redis.from_url(url)
+        r = redis.Redis.from_url(f"redis://{ADMIN.name}:{password}@127.0.0.1:6379/0")
         while time.monotonic() < deadline and worker.poll() is None:
             try:
                 if r.smembers("rq:workers"):

@@ -54,13 +54,26 @@ def http_status(port: int, path: str) -> int:
 class RedisServer:
     """redis-server with append-only persistence in a temporary folder."""
 
-    def __init__(self, folder: Path, password: str | None = None):
+    def __init__(
+        self, folder: Path, password: str | None = None, acl: dict[str, str] | None = None
+    ):
+        """`acl`: a password for each of the protocol's ACL users (client/protocol/acl.py),
+        written to an ACL file the server loads; `url` is then the admin's."""
         exe = shutil.which("redis-server")
         if not exe:
             pytest.fail("redis-server is not installed: `make test` installs it with apt")
         self.exe, self.folder, self.port = exe, folder, free_port()
         self.password = password
+        self.acl = None
+        if acl is not None:
+            from anchor.client.protocol.acl import ADMIN, acl_file
+
+            self.acl = folder / "users.acl"
+            self.acl.write_text(acl_file(acl))
+            password = acl[ADMIN.name]
         auth = f":{password}@" if password else ""
+        if acl is not None:
+            auth = f"{ADMIN.name}{auth}"
         self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
         self.start()
@@ -86,6 +99,7 @@ class RedisServer:
                 "--logfile",
                 str(self.folder / "redis.log"),
                 *(["--requirepass", self.password] if self.password else []),
+                *(["--aclfile", str(self.acl)] if self.acl else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -113,6 +127,9 @@ class RedisServer:
 
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url)
+
+    def url_of(self, user: str, password: str) -> str:
+        return f"redis://{user}:{password}@127.0.0.1:{self.port}/0"
 
 
 def run_worker(url: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:

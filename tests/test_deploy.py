@@ -98,21 +98,34 @@ def test_redis_conf_is_accepted_and_keeps_jobs(tmp_path):
         proc.wait(10)
 
 
-def test_redis_is_private_and_asks_for_a_password():
-    """No published Redis port, protected mode, a password from a secret file, never on a
-    command line; workers read it from a file or the environment."""
+def test_redis_is_private_and_has_acl_users():
+    """No published Redis port, protected mode, the ACL users of users.acl with passwords
+    from secret files (never on a command line), workers logging in as anchor-worker and
+    reading their password from a file."""
+    import yaml
+
+    from anchor.client.protocol.acl import PLACEHOLDERS, acl_file
+
+    users = acl_file(PLACEHOLDERS)
+    assert (DEPLOY / "users.acl").read_text() == users
     compose = (DEPLOY / "docker-compose.yml").read_text()
     assert "ports:" not in compose and "internal: true" in compose
-    assert "requirepass" in compose and "/run/secrets/redis_password" in compose
-    assert "--requirepass" not in compose
-    assert "REDIS_PASSWORD_FILE: /run/secrets/redis_password" in compose
+    assert "--aclfile /tmp/users.acl" in compose and "requirepass" not in compose
+    for name, placeholder in PLACEHOLDERS.items():
+        secret = f"/run/secrets/redis_{name.split('-')[1]}_password"
+        assert f"s/{placeholder}/$$(cat {secret})/" in compose
+    assert "REDIS_URL: redis://anchor-worker@redis:6379/0" in compose
+    assert "REDIS_PASSWORD_FILE: /run/secrets/redis_worker_password" in compose
     conf = (DEPLOY / "redis.conf").read_text()
     assert re.search(r"^protected-mode yes$", conf, re.M)
     k8s_redis = (DEPLOY / "k8s" / "redis.yaml").read_text()
-    assert "kind: NetworkPolicy" in k8s_redis and "requirepass" in k8s_redis
-    assert "--requirepass" not in k8s_redis
+    assert "kind: NetworkPolicy" in k8s_redis and "--aclfile /tmp/users.acl" in k8s_redis
+    assert "requirepass" not in k8s_redis
+    config = next(d for d in yaml.safe_load_all(k8s_redis) if d and d["kind"] == "ConfigMap")
+    assert config["data"]["users.acl"] == users
     k8s_worker = (DEPLOY / "k8s" / "worker.yaml").read_text()
-    assert "secretName: anchor-redis" in k8s_worker
+    assert "secretName: anchor-redis" in k8s_worker and "key: worker-password" in k8s_worker
+    assert "redis://anchor-worker@anchor-redis:6379/0" in k8s_worker
     metrics_policy = k8s_worker.split("name: anchor-worker-metrics", 1)[1]
     assert "- from:" in metrics_policy and "anchor-metrics-scraper" in metrics_policy  # not any
     unit = (DEPLOY / "systemd" / "anchor-worker@.service").read_text()
@@ -191,7 +204,7 @@ def test_the_k8s_worker_starts_as_the_manifest_describes(name):
     from .container import from_k8s, image, run
 
     password = "k8s-" + os.urandom(8).hex()
-    secrets = {"anchor-redis": {"password": password}}
+    secrets = {"anchor-redis": {"worker-password": password}}
     container = from_k8s(_k8s_worker(), image(), secrets, name)
     assert container.read_only and container.uid == 10001 and container.uid != 0
     outcome = run(container, password)
@@ -213,10 +226,11 @@ def test_the_k8s_emulation_catches_what_broke_before():
     spec["env"].append(
         {
             "name": "REDIS_PASSWORD",
-            "valueFrom": {"secretKeyRef": {"name": "anchor-redis", "key": "password"}},
+            "valueFrom": {"secretKeyRef": {"name": "anchor-redis", "key": "worker-password"}},
         }  # noqa: E501
     )
-    outcome = run(from_k8s(manifest, image(), {"anchor-redis": {"password": password}}), password)
+    secrets = {"anchor-redis": {"worker-password": password}}
+    outcome = run(from_k8s(manifest, image(), secrets), password)
     assert not outcome["answered"] and outcome["exit"] == 2
     assert "cannot read the Redis password file /run/secrets/redis_password" in outcome["log"]
 
@@ -232,19 +246,21 @@ def test_the_compose_worker_starts_as_the_file_describes(tmp_path, name):
 
     text = (DEPLOY / "docker-compose.yml").read_text()
     password = "compose-" + os.urandom(8).hex()
-    secret = tmp_path / "redis_password"
+    secret = tmp_path / "redis_worker_password"
     secret.write_text(password + "\n")
     setup = compose_secret_setup(text)
     os.chown(secret, setup["uid"], setup["gid"])
     secret.chmod(setup["mode"])
-    container = from_compose(yaml.safe_load(text), image(), {"redis_password": secret}, name)
+    container = from_compose(yaml.safe_load(text), image(), {"redis_worker_password": secret}, name)
     assert container.read_only and container.uid == 10001
     outcome = run(container, password)
     assert outcome["answered"], outcome["log"]
     # the instructions as they were (0600, the operator's own file) fail, as in production
     secret.chmod(0o600)
     os.chown(secret, 0, 0)
-    outcome = run(from_compose(yaml.safe_load(text), image(), {"redis_password": secret}), password)
+    outcome = run(
+        from_compose(yaml.safe_load(text), image(), {"redis_worker_password": secret}), password
+    )
     assert not outcome["answered"] and "Permission denied" in outcome["log"]
 
 

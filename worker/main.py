@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis import Redis
+from redis.exceptions import NoPermissionError
 from rq.exceptions import StopRequested
 
 from anchor.client import protocol as p
+from anchor.client.protocol.acl import WORKER
 from anchor.client.protocol.connection import ServiceError, connect, redacted
 from anchor.client.protocol.serializer import MsgpackSerializer
 from anchor.dictionaries.lexica import lexicon_path, search_dirs
@@ -286,6 +288,8 @@ def _run(args) -> int:
         METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(queues)))
     try:  # what RQ cannot decode, in keys it reads only now and then (registries, sets)
         worker.scrub()
+    except NoPermissionError as exc:
+        return _refused(exc, redis_url)
     except Exception as exc:
         if not redis_trouble(exc):
             raise
@@ -308,8 +312,21 @@ def _run(args) -> int:
     except ValueError as exc:  # RQ: "There exists an active worker named ..."
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2
+    except NoPermissionError as exc:  # the user's rules changed while serving
+        return _refused(exc, redis_url)
     log.info("worker stopped", extra={"signal": "SIGTERM" if worker.stopping else None})
     return 0
+
+
+def _refused(exc: Exception, redis_url: str) -> int:
+    """The Redis user lacks a permission a worker needs: one clear line, exit 2."""
+    print(
+        f"anchor worker: error: Redis at {redacted(redis_url)} refused a command ({exc}): "
+        f"log in as a user with the rules of {WORKER.name} (PROTOCOL.md, Redis users; "
+        "deploy/users.acl), not a client's",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def lanes_from(text: str | None) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import protocol as p
+from .acl import PLACEHOLDERS, acl_file
 from .wire import Declared
 
 REQUESTS: dict[str, type[Declared]] = {
@@ -33,10 +34,13 @@ RESULTS: dict[str, type[Declared]] = {
     "preendgame-result": p.PreendgameResult,
     "error": p.Failure,
 }
+OTHERS = ("users",)  # the ACL users (acl.py), as deploy/users.acl holds them
 _BLOCK = re.compile(r"(<!-- table: ([\w-]+) -->\n)(.*?)(<!-- /table -->)", re.S)
 
 
 def table(name: str) -> str:
+    if name == "users":
+        return f"```\n{acl_file(PLACEHOLDERS)}```"
     if name in REQUESTS:
         return REQUESTS[name].table()
     rows = ["| field | type | meaning |", "|---|---|---|"]

@@ -6,11 +6,22 @@ job reads.
 `anchor:pool:<pool>:<digest>`, the digest that of the whole request, so only jobs asking
 for the very same simulation ever share one. `MemoryExchange` is the embedded client's
 (threads of one process). Neither knows what a piece holds: pooled.py reads and checks it.
+
+A value in the stream is taken only with the workers' seal: an HMAC of the pool, the
+round, the piece and the value, keyed by a secret only workers can read (`SEAL_KEY`, a
+key of the worker user's alone; PROTOCOL.md, "Redis users"). The request, and so what a
+piece should hold, is the enqueuer's: without the seal anyone who could write the stream
+could make a simulation answer what they liked. The stream is read a few entries at a
+time, and a job that meets more entries it cannot use than the pool could hold goes on
+alone: junk costs a bounded read, never the job's memory.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -24,6 +35,9 @@ log = logging.getLogger("anchor.exchange")
 T = TypeVar("T")
 
 MAX_POOLS_IN_MEMORY = 64  # embedded: the pools kept, most recent first
+SEAL_KEY = "anchor:workers:seal"  # the workers' shared secret: 32 random bytes, made once
+SEAL_BYTES = 16  # of the HMAC-SHA256 kept in an entry's `m` field
+READ_COUNT = 64  # stream entries a read takes at a time (a piece: a few KiB)
 
 
 class Exchange(Protocol):
@@ -81,8 +95,9 @@ class _Log:
 
 
 class Tampered(Exception):
-    """A pool's key holds what no job of this service wrote (a claim counter below zero):
-    the job goes on alone, as when Redis fails."""
+    """A pool's key holds what no job of this service wrote (a claim counter below zero,
+    more unsealed stream entries than the pool could hold, a secret no worker made): the
+    job goes on alone, as when Redis fails."""
 
 
 def _claimed(piece: int) -> int:
@@ -101,8 +116,8 @@ class RedisExchange:
     reads in its own memory, so it plays every piece it has not got; its answer is the
     same, only not shared."""
 
-    __slots__ = ("_alone", "_claims", "_connection", "_cap", "_key", "_last", "_log", "_stop",
-                 "_stopped")  # fmt: skip
+    __slots__ = ("_alone", "_claims", "_connection", "_cap", "_junk", "_key", "_last", "_log",
+                 "_secret", "_stop", "_stopped")  # fmt: skip
 
     def __init__(self, connection, key: str, cap: int):
         self._connection = connection
@@ -111,9 +126,11 @@ class RedisExchange:
         self._stop = pool_stop_key(key)
         self._stopped = False
         self._cap = cap
+        self._junk = 0  # entries read that were not sealed values of this pool
         self._last = "0-0"
         self._log = _Log()
         self._alone: MemoryExchange | None = None
+        self._secret: bytes | None = None
 
     def claim(self, round_no: int) -> int:
         def remote() -> int:
@@ -132,7 +149,8 @@ class RedisExchange:
     ) -> tuple[int, int]:
         def remote() -> tuple[int, int]:
             keys = [self._key, self._claims, self._stop]
-            args = [round_no, piece, blob, pieces if claim else -1, self._cap, POOL_TTL]
+            seal = self._seal(round_no, piece, blob)
+            args = [round_no, piece, blob, pieces if claim else -1, self._cap, POOL_TTL, seal]
             got = _publish_script(self._connection)(keys, args)
             self._stopped = int(got[0]) == STOPPED
             if self._stopped:
@@ -177,26 +195,66 @@ class RedisExchange:
         return local(self._alone)
 
     def _read(self, block_ms: int | None) -> bool:
-        """Read the stream past what was read; whether anything was there."""
-        got = self._connection.xread({self._key: self._last}, block=block_ms)
+        """Read the stream past what was read, READ_COUNT entries at a time; whether
+        anything was there. Entries without the workers' seal are counted, not kept."""
         found = False
-        for _, entries in got or ():
-            for entry_id, fields in entries:
-                self._last = entry_id
-                found = True
-                entry = _entry(fields)
-                if entry is not None:
-                    self._log.add(*entry)
-        return found
+        while True:
+            got = self._connection.xread({self._key: self._last}, count=READ_COUNT,
+                                         block=None if found else block_ms)  # fmt: skip
+            taken = 0
+            for _, entries in got or ():
+                for entry_id, fields in entries:
+                    self._last = entry_id
+                    taken += 1
+                    entry = self._sealed(fields)
+                    if entry is not None:
+                        self._log.add(*entry)
+                    else:
+                        self._junk += 1
+            found = found or taken > 0
+            if self._junk > self._cap:
+                raise Tampered(f"the pool's stream holds over {self._cap} entries no job sealed")
+            if taken < READ_COUNT:
+                return found
+
+    def _seal(self, round_no: int, piece: int, blob: bytes) -> bytes:
+        """The HMAC an entry carries: of the pool, its round, piece and value."""
+        if self._secret is None:
+            self._secret = _workers_secret(self._connection)
+        message = b"%s\x00%d\x00%d\x00" % (self._key.encode(), round_no, piece) + blob
+        return hmac.new(self._secret, message, hashlib.sha256).digest()[:SEAL_BYTES]
+
+    def _sealed(self, fields: dict) -> tuple[int, int, bytes] | None:
+        """(round, piece, blob) of an entry a worker of this fleet wrote; None otherwise."""
+        entry = _entry(fields)
+        seal = fields.get(b"m")
+        if entry is None or not isinstance(seal, bytes):
+            return None
+        if not hmac.compare_digest(seal, self._seal(*entry)):
+            return None
+        return entry
+
+
+def _workers_secret(connection) -> bytes:
+    """The secret that seals pool entries: made by the first worker that needs it (SET
+    NX), read by the rest. A value no worker made (too short) is Tampered."""
+    with connection.pipeline(transaction=False) as pipe:
+        pipe.set(SEAL_KEY, os.urandom(32), nx=True)
+        pipe.get(SEAL_KEY)
+        secret = pipe.execute()[1]
+    if not isinstance(secret, bytes) or len(secret) < 32:
+        raise Tampered(f"{SEAL_KEY} holds no secret a worker made")
+    return secret
 
 
 # KEYS: the stream, the claims, the stop mark. ARGV: round, piece, blob, the round's pieces
-# (-1: claim nothing), the stream's cap, the keys' expiry. One round trip for what a job
-# does after each piece: publish it, and claim its next piece, in this round or else in
-# the next; {STOPPED, STOPPED} when the client gave the simulation up.
+# (-1: claim nothing), the stream's cap, the keys' expiry, the entry's seal. One round trip
+# for what a job does after each piece: publish it, and claim its next piece, in this round
+# or else in the next; {STOPPED, STOPPED} when the client gave the simulation up.
 _PUBLISH = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return {-2, -2} end
-redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[5], '*', 'r', ARGV[1], 'i', ARGV[2], 'b', ARGV[3])
+redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[5], '*', 'r', ARGV[1], 'i', ARGV[2], 'b', ARGV[3],
+           'm', ARGV[7])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 local pieces = tonumber(ARGV[4])
 if pieces < 0 then return {-1, -1} end

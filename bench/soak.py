@@ -1,9 +1,13 @@
 """Soak under faults: N jobs through two workers while one worker is SIGKILLed every few
 seconds (and restarted under its fixed name), Redis is restarted twice, a job id that is
 not UTF-8 is pushed onto the queue, a worker is paused (SIGSTOP) past its heartbeat and
-resumed, and Redis is filled to its maxmemory for seconds with jobs running. Passes when
-every job is answered with the same moves as in-process analysis, each with exactly one
-final result in its stream, and Redis's peak memory (outside the fill) stays under its
+resumed, and Redis is filled to its maxmemory with jobs running for longer than a job's
+heartbeat lives. Redis runs with the deployment's ACL users (workers as anchor-worker, the
+client as anchor-client); as the admin, a stranger publishes RQ's shutdown to every worker,
+deletes the started registries and the workers' registrations, and pushes answered jobs'
+ids again. Passes when every job is answered with the same moves as in-process analysis,
+each with exactly one final result in its stream, no worker exited on its own, both are
+registered at the end, and Redis's peak memory (outside the fill) stays under its
 maxmemory. Figures go to BENCHMARKS.md.
 
     python bench/soak.py [JOBS] [KILL_EVERY_SECONDS]     (default 20000, 3)
@@ -11,7 +15,9 @@ maxmemory. Figures go to BENCHMARKS.md.
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -27,9 +33,11 @@ from common import DATA, ROOT, header
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient
+from anchor.client.protocol.acl import ADMIN, CLIENT, USERS, WORKER, acl_file
 from anchor.engine import Ruleset, parse_cgp
 from anchor.engine.legality import random_rack
 from anchor.worker.runner import LexiconRegistry, run_request
+from anchor.worker.worker import HEARTBEAT_TTL
 
 TWL06 = DATA / "kwg" / "TWL06.kwg"
 BENCH = [
@@ -41,13 +49,23 @@ MAXMEMORY = 256 << 20
 RETRIES = 5
 
 
+PASSWORDS = {user.name: secrets.token_hex(16) for user in USERS}
+
+
 def redis_cmd(folder: Path, port: int) -> list[str]:
+    users = folder / "users.acl"
+    users.write_text(acl_file(PASSWORDS))
     return [
         shutil.which("redis-server") or "redis-server",
         "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
         "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
         "--maxmemory", str(MAXMEMORY), "--maxmemory-policy", "noeviction",
+        "--aclfile", str(users),
     ]  # fmt: skip
+
+
+def url_of(user, port: int) -> str:
+    return f"redis://{user.name}:{PASSWORDS[user.name]}@127.0.0.1:{port}/0"
 
 
 def wait_redis(url: str) -> None:
@@ -88,14 +106,15 @@ def main() -> int:
 
     folder = Path(tempfile.mkdtemp())
     port = 20000 + os.getpid() % 20000
-    url = f"redis://127.0.0.1:{port}/0"
+    url = url_of(ADMIN, port)  # the soak's own look, and the stranger's faults
     server = subprocess.Popen(redis_cmd(folder, port), stdout=subprocess.DEVNULL)
     wait_redis(url)
     queue = "soak"
     names = ["soak-a", "soak-b"]
-    procs = {n: worker(url, queue, n, folder / f"{n}.log") for n in names}
+    worker_url = url_of(WORKER, port)
+    procs = {n: worker(worker_url, queue, n, folder / f"{n}.log") for n in names}
     time.sleep(3)
-    client = AnalysisClient(url, queue=queue, retries=RETRIES)
+    client = AnalysisClient(url_of(CLIENT, port), queue=queue, retries=RETRIES)
     out: dict = {}
 
     def run() -> None:
@@ -113,9 +132,14 @@ def main() -> int:
     restart_at = [started + 15, started + 40]
     faults = {  # seconds from the start -> the fault, each once
         8.0: "stray",  # a job id that is not UTF-8, pushed onto the queue
+        12.0: "publish",  # RQ's shutdown and kill-horse published to every worker's name
+        20.0: "wip",  # the started registries deleted with jobs running
         25.0: "pause",  # SIGSTOP a worker past its heartbeat, SIGCONT 15 s later
-        55.0: "fill",  # Redis filled to maxmemory for 6 s with jobs running
+        33.0: "unregister",  # the workers' registrations deleted
+        47.0: "again",  # 200 answered jobs' ids pushed onto the queue again
+        55.0: "fill",  # Redis at maxmemory for longer than a job's heartbeat lives
     }
+    exits = 0  # workers that exited without being killed
     paused: tuple[str, float] | None = None
     done_faults: list[str] = []
     junk = 0
@@ -134,6 +158,19 @@ def main() -> int:
             try:
                 if fault == "stray":
                     r.rpush(f"rq:queue:{queue}", b"\xff\xfe stray")
+                elif fault == "publish":
+                    for command in ("shutdown", "kill-horse"):
+                        for name in names:
+                            r.publish(f"rq:pubsub:{name}", json.dumps({"command": command}))
+                elif fault == "wip":
+                    r.delete(*[k for k in r.scan_iter("rq:wip:*")] or ["rq:wip:none"])
+                elif fault == "unregister":
+                    r.delete("rq:workers", *r.scan_iter("rq:workers:*"))
+                elif fault == "again":
+                    answered = [k.decode().split(":", 2)[2] for k in r.scan_iter(
+                        "rq:results:*", count=1000)][:200]  # fmt: skip
+                    if answered:
+                        r.rpush(f"rq:queue:{queue}", *answered)
                 elif fault == "pause":
                     victim = names[(kills + 1) % 2]  # not the one killed next
                     procs[victim].send_signal(signal.SIGSTOP)
@@ -145,7 +182,7 @@ def main() -> int:
                             junk += 1
                     except redis.exceptions.OutOfMemoryError:
                         pass
-                    time.sleep(6)
+                    time.sleep(HEARTBEAT_TTL + 4)
                     r.delete(*[f"junk:{i}" for i in range(junk)])
             except redis.exceptions.ConnectionError:
                 continue  # Redis restarting: try again on the next round
@@ -158,9 +195,10 @@ def main() -> int:
             victim = names[kills % 2]
             if paused and paused[0] == victim:
                 victim = names[(kills + 1) % 2]
+            exits += sum(1 for proc in procs.values() if proc.poll() is not None)
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
-            procs[victim] = worker(url, queue, victim, folder / f"{victim}.log")
+            procs[victim] = worker(worker_url, queue, victim, folder / f"{victim}.log")
             kills += 1
             next_kill = now + kill_every
         if restart_at and now >= restart_at[0]:
@@ -173,7 +211,14 @@ def main() -> int:
             restarts += 1
     runner.join()
     elapsed = time.monotonic() - started
+    exits += sum(1 for proc in procs.values() if proc.poll() is not None)
     finals = final_results(url)
+    registered = 0
+    for _ in range(50):  # a busy worker registers again once its job ends
+        registered = redis.Redis.from_url(url).scard(f"rq:workers:{queue}")
+        if registered == len(names):
+            break
+        time.sleep(0.2)
     for proc in procs.values():
         proc.send_signal(signal.SIGCONT)
         proc.send_signal(signal.SIGTERM)
@@ -193,6 +238,7 @@ def main() -> int:
     print(f"jobs {jobs:,}  answered {len(results):,}  wrong or missing {wrong}")
     print(f"jobs without exactly one final result: {twice} (of {len(finals):,} read back)")
     print(f"worker kills {kills}  Redis restarts {restarts}  faults {', '.join(done_faults)}")
+    print(f"workers that exited on their own {exits}  registered at the end {registered}")
     print(f"time {elapsed:.1f} s")
     print(f"Redis peak memory {peak / 2**20:.1f} MiB of maxmemory {MAXMEMORY / 2**20:.0f} MiB")
     ok = (
@@ -203,6 +249,8 @@ def main() -> int:
         and peak <= MAXMEMORY
         and restarts == 2
         and len(done_faults) == len(faults)
+        and exits == 0
+        and registered == len(names)
     )
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

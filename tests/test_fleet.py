@@ -768,3 +768,17 @@ def test_a_registry_entry_deleted_under_a_running_job_loses_nothing(server, queu
     job = client.submit(request())
     assert client.result(job, timeout=20)["ok"]
     assert "taken over" not in worker.log.read_text()
+
+
+def test_counters_a_stranger_made_no_numbers_fail_no_job(server, queue, workers):
+    """`HSET rq:worker:<name> successful_job_count x`: RQ adds to it in the script that
+    stores each result, which Redis then refused whole: every job failed. The counters
+    start again at 0 and the job is answered."""
+    worker = workers("counters")
+    r = server.client()
+    r.hset("rq:worker:counters", mapping={"successful_job_count": "x", "failed_job_count": "y",
+                                          "total_working_time": "z"})  # fmt: skip
+    client = AnalysisClient(server.url, queue=queue)
+    assert client.analyze(request(), timeout=20)["ok"]
+    assert r.hget("rq:worker:counters", "successful_job_count") == b"1"
+    assert "start again at 0" in worker.log.read_text()

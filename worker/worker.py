@@ -363,6 +363,7 @@ class AnchorWorker(SimpleWorker):
         lands, the job is lost to another worker (JobLost), or the worker is told to stop."""
         delay = 0.05
         retries_left = job.retries_left
+        repaired = False
         while True:
             job.retries_left = retries_left  # a failed try may have spent one
             try:
@@ -376,6 +377,10 @@ class AnchorWorker(SimpleWorker):
                 HEALTH.beat(redis_ok=True)
                 return
             except Exception as exc:
+                if not repaired and _bad_counter(exc):
+                    repaired = True
+                    self._reset_counters(exc)
+                    continue
                 if not redis_trouble(exc) or self.stopping:
                     raise
                 HEALTH.trouble()
@@ -387,6 +392,13 @@ class AnchorWorker(SimpleWorker):
                     )
                 time.sleep(delay)
                 delay = min(delay * 2, RETRY_WRITE_MAX)
+
+    def _reset_counters(self, exc: Exception) -> None:
+        """RQ's counters in this worker's hash hold what HINCRBY cannot add to (a
+        stranger's write): every result's store failed on them. They start again at 0."""
+        log.warning("this worker's job counters were not numbers; they start again at 0",
+                    extra={"worker": self.name, "error": str(exc)[:200]})  # fmt: skip
+        self.connection.hdel(self.key, *COUNTERS)
 
     def _drop(self, job, execution) -> None:
         """The job was taken over (this worker looked dead): forget this execution and
@@ -580,6 +592,17 @@ class AnchorWorker(SimpleWorker):
             pipe.srem("rq:workers", self.key)
             pipe.execute()
         self.clean_registries()
+
+
+COUNTERS = ("successful_job_count", "failed_job_count", "total_working_time")
+
+
+def _bad_counter(exc: Exception) -> bool:
+    """Redis refused to add to a counter that holds something else than a number."""
+    text = str(exc)
+    return isinstance(exc, ResponseError) and (
+        "not an integer" in text or "not a valid float" in text
+    )
 
 
 def _text(value) -> str:

@@ -30,6 +30,14 @@ def _runner():
     return runner
 
 
+def _lost(gone: int, of: int) -> ServiceError:
+    what = "the job is" if of == 1 else f"{gone} of {of} jobs are"
+    return ServiceError(
+        f"{what} gone from Redis without a result (Redis restarted empty, or someone "
+        "deleted them): send the request again"
+    )
+
+
 def _refused_writes(exc: ResponseError) -> ServiceError:
     text = str(exc)
     if isinstance(exc, OutOfMemoryError) or "maxmemory" in text:
@@ -62,6 +70,7 @@ class Job:
 # analyze_many waits on this many jobs or fewer with one blocking read (it wakes at the
 # first result); on more, it polls their newest entries in pipelines, backing off.
 BLOCKING_WAIT = 64
+GONE_CHECK = 2.0  # seconds without a result after which the client asks whether jobs exist
 
 
 class AnalysisClient:
@@ -170,7 +179,12 @@ class AnalysisClient:
             if left <= 0:
                 raise ServiceError(f"no result for job {job.id} within {timeout:g} s")
             try:
-                reply = self.connection.xread({key: last}, block=max(1, int(min(left, 5) * 1000)))
+                block = max(1, int(min(left, GONE_CHECK) * 1000))
+                reply = self.connection.xread({key: last}, block=block)
+                if not reply and self._gone([job.id]):
+                    reply = self.connection.xread({key: last})  # a last look: none came
+                    if not reply:
+                        raise _lost(1, 1)
             except (RedisConnectionError, RedisTimeoutError):
                 time.sleep(min(0.2, max(left, 0)))  # Redis restarting: try again until the deadline
                 continue
@@ -233,6 +247,7 @@ class AnalysisClient:
         deadline = time.monotonic() + timeout
         pause = 0.002
         read_from: dict[str, str] = {}  # blocking reads: each stream's last entry seen
+        checked = time.monotonic()
         while len(results) < len(ids):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -245,6 +260,11 @@ class AnalysisClient:
                     entries = self._read_blocking(waiting, read_from, left)
                 else:
                     entries = self._read_latest(waiting)
+                if not entries and time.monotonic() - checked >= GONE_CHECK:
+                    checked = time.monotonic()
+                    gone = self._gone(waiting)
+                    if gone and len(self._read_latest(gone)) < len(gone):
+                        raise _lost(len(gone), len(ids))
             except (RedisConnectionError, RedisTimeoutError):
                 time.sleep(0.2)  # Redis restarting: ask again until the deadline
                 continue
@@ -261,6 +281,17 @@ class AnalysisClient:
                 time.sleep(pause)
         bar and bar.close()
         return [results[i] for i in ids]
+
+    def _gone(self, waiting: list[str]) -> list[str]:
+        """Of the jobs awaited, those whose hash is no longer in Redis: Redis restarted
+        empty (no persistence) or the job was deleted. No result will come for them."""
+        from rq.job import Job as RQJob
+
+        with self.connection.pipeline(transaction=False) as pipe:
+            for job_id in waiting:
+                pipe.exists(RQJob.key_for(job_id))
+            found = pipe.execute()
+        return [j for j, there in zip(waiting, found, strict=True) if not there]
 
     def _read_latest(self, waiting: list[str]) -> list[tuple]:
         """The newest result entry of each job that has one: one pipelined round trip."""

@@ -782,3 +782,26 @@ def test_counters_a_stranger_made_no_numbers_fail_no_job(server, queue, workers)
     assert client.analyze(request(), timeout=20)["ok"]
     assert r.hget("rq:worker:counters", "successful_job_count") == b"1"
     assert "start again at 0" in worker.log.read_text()
+
+
+def test_a_client_waiting_on_jobs_redis_lost_says_so_within_seconds(server, queue, workers):
+    """FLUSHALL (Redis restarted empty) while a job ran: the worker's result is dropped
+    (the job is gone) and the client waited out its whole timeout. It now asks whether
+    the jobs it waits on still exist and says what happened."""
+    worker = workers("lost", "--max-moves", "1")
+    client = AnalysisClient(server.url, queue=queue, job_timeout=60)
+    job = client.submit(heavy(150))
+    wait_until(lambda: worker.current_job([job.id]), 20, "the worker to start the job")
+    server.client().flushall()
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="gone from Redis without a result"):
+        client.result(job, timeout=60)
+    idle = AnalysisClient(server.url, queue=f"{queue}-none")  # no worker serves it
+    flush = threading.Timer(1.0, lambda: server.client().flushall())
+    flush.start()
+    with pytest.raises(ServiceError, match="3 of 3 jobs are gone"):
+        idle.analyze_many([request()] * 3, timeout=60)
+    flush.join()
+    assert time.monotonic() - started < 30
+    wait_until(lambda: worker.registered(), 20, "the worker to register again")
+    assert client.analyze(request(), timeout=20)["ok"]

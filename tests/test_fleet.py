@@ -659,6 +659,24 @@ def test_a_huge_description_is_logged_cut(server, queue, workers):
     assert client.result(job, timeout=30)["ok"]
     text = worker.log.read_text()
     assert len(text) < 100_000 and "more characters" in text
+    cut = [line for line in text.splitlines() if "more characters" in line]
+    assert any(job.id in line for line in cut)  # RQ's line ends with the id: kept
+
+
+def test_a_logged_traceback_is_cut_keeping_its_end():
+    """The `exc` field, a traceback whose message an enqueuer may have written, is cut
+    like every other field, its last line (what went wrong) kept."""
+    import logging
+
+    from anchor.worker.logs import MAX_FIELD, JsonFormatter, Truncate
+
+    try:
+        raise ValueError("x" * 100_000 + " the end")
+    except ValueError:
+        record = logging.LogRecord("t", logging.ERROR, __file__, 1, "m", None, sys.exc_info())
+    assert Truncate().filter(record)
+    exc = json.loads(JsonFormatter().format(record))["exc"]
+    assert len(exc) < MAX_FIELD + 100 and exc.endswith("the end")
 
 
 @pytest.mark.parametrize("loss", ["flushall", "sets"])

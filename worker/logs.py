@@ -10,9 +10,15 @@ _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 MAX_FIELD = 2000  # characters of a logged message or field; a client writes some of them
 
 
+KEEP_TAIL = 500  # of a cut field, the characters kept from its end (RQ ends a line with the id)
+
+
 def _cut(value):
+    """The head and the tail of a long string: RQ's lines put the job's id after its
+    description, and a traceback's last line says what went wrong."""
     if isinstance(value, str) and len(value) > MAX_FIELD:
-        return f"{value[:MAX_FIELD]}... ({len(value) - MAX_FIELD:,} more characters)"
+        head, left = MAX_FIELD - KEEP_TAIL, len(value) - MAX_FIELD
+        return f"{value[:head]}... ({left:,} more characters) ...{value[-KEEP_TAIL:]}"
     return value
 
 
@@ -44,7 +50,7 @@ class JsonFormatter(logging.Formatter):
             if key not in _STANDARD and not key.startswith("_"):
                 out[key] = value
         if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+            out["exc"] = _cut(self.formatException(record.exc_info))
         return json.dumps(out, ensure_ascii=False, default=str)
 
 

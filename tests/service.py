@@ -55,14 +55,20 @@ class RedisServer:
     """redis-server with append-only persistence in a temporary folder."""
 
     def __init__(
-        self, folder: Path, password: str | None = None, acl: dict[str, str] | None = None
+        self,
+        folder: Path,
+        password: str | None = None,
+        acl: dict[str, str] | None = None,
+        port: int | None = None,
+        start: bool = True,
     ):
         """`acl`: a password for each of the protocol's ACL users (client/protocol/acl.py),
-        written to an ACL file the server loads; `url` is then the admin's."""
+        written to an ACL file the server loads; `url` is then the admin's. `start=False`:
+        started later, with `start()` (a worker waiting for a Redis not up yet)."""
         exe = shutil.which("redis-server")
         if not exe:
             pytest.fail("redis-server is not installed: `make test` installs it with apt")
-        self.exe, self.folder, self.port = exe, folder, free_port()
+        self.exe, self.folder, self.port = exe, folder, port or free_port()
         self.password = password
         self.acl = None
         if acl is not None:
@@ -76,7 +82,8 @@ class RedisServer:
             auth = f"{ADMIN.name}{auth}"
         self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
-        self.start()
+        if start:
+            self.start()
 
     def start(self) -> None:
         self.proc = subprocess.Popen(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from anchor.dictionaries.lexica import lexicon_ruleset
@@ -163,7 +164,7 @@ def cmd_train_leaves(args) -> int:
 
 def cmd_annotate(args) -> int:
     """Annotate game records: JSON Lines for machines, HTML pages for people."""
-    from anchor.engine.gcg import decode_gcg, parse_gcg
+    from anchor.engine.gcg import decode_gcg_as, encoding_hint, parse_gcg
 
     from . import report
 
@@ -185,16 +186,20 @@ def cmd_annotate(args) -> int:
         raise AnchorError(f"no .gcg files in {', '.join(args.paths)}")
     entries: list[dict] = []
     requests, pending, rulesets = [], [], {}
+    guessed: dict[str, str] = {}  # records read in an encoding no line named
     for name, path in files:
         try:
-            text = decode_gcg(path.read_bytes())
+            text, encoding, guess = decode_gcg_as(path.read_bytes())
+            if guess:
+                guessed[name] = encoding
             ruleset = args.ruleset or _game_ruleset(parse_gcg(text, source=name), args.lexicon)
             rulesets[name] = Ruleset.load(ruleset)
         except OSError as exc:
             entries.append({"name": name, "error": f"cannot read {path}: {exc.strerror}"})
             continue
         except AnchorError as exc:
-            entries.append({"name": name, "error": str(exc)})
+            hint = encoding_hint(guessed[name]) if name in guessed else ""
+            entries.append({"name": name, "error": f"{exc}{hint}"})
             continue
         requests.append(
             protocol.AnnotateRequest(
@@ -241,6 +246,10 @@ def cmd_annotate(args) -> int:
                 continue
             found = protocol.read_result(result, protocol.AnnotateResult)
             if isinstance(found, protocol.Failure):
+                if entry["name"] in guessed:
+                    found = replace(
+                        found, message=found.message + encoding_hint(guessed[entry["name"]])
+                    )
                 entry["error"] = f"{found.message} [{found.code}]"
                 jsonl.write(
                     json.dumps({"game": entry["name"], "error": found.to_map()}, ensure_ascii=False)

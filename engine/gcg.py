@@ -59,11 +59,19 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Game:
+    """A record: its players, move lines, pragmas (the last value of each key) and notes.
+    `placed` is every `#` line as read, in order, with the number of move lines before
+    it: write_gcg puts each back where it stood (a note after the move it comments on).
+    `encoding` is how the bytes were read; `guessed` when no line declared it."""
+
     players: tuple[Player, ...]
     events: tuple[Event, ...]
     pragmas: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""
+    placed: tuple[tuple[str, str, int], ...] = ()  # (key, value, move lines before it)
+    encoding: str = "utf-8"
+    guessed: bool = False
 
     @property
     def lexicon(self) -> str | None:
@@ -108,24 +116,32 @@ def leave_kept(turn: Turn, rules: Ruleset) -> tuple[int, ...] | None:
 
 def read_gcg(path: str | Path) -> Game:
     """Read a GCG file, honouring #character-encoding (UTF-8, falling back to Latin-1)."""
-    data = Path(path).read_bytes()
-    return parse_gcg(decode_gcg(data), source=str(path))
+    text, encoding, guessed = decode_gcg_as(Path(path).read_bytes())
+    return replace(parse_gcg(text, source=str(path)), encoding=encoding, guessed=guessed)
 
 
 def decode_gcg(data: bytes) -> str:
     """GCG bytes as text; InputError for a binary file (a NUL byte), which no text
     encoding of a game record contains."""
+    return decode_gcg_as(data)[0]
+
+
+def decode_gcg_as(data: bytes) -> tuple[str, str, bool]:
+    """(text, the encoding read with, whether it was a guess): the declared
+    #character-encoding, else UTF-8, else Latin-1, which reads any bytes and so is a guess
+    (a cp1251 record without its line reads as Latin-1 letters)."""
     if b"\x00" in data:
         raise InputError("a binary file, not a GCG game record (it holds NUL bytes)")
     head = data[:4096].decode("ascii", "replace")
     m = re.search(r"#character-encoding\s+(\S+)", head)
-    declared = m.group(1).lower() if m else "utf-8"
-    for encoding in (declared, "utf-8", "latin-1"):
+    declared = m.group(1).lower() if m else None
+    for encoding in (declared or "utf-8", "utf-8", "latin-1"):
         try:
-            return data.decode(encoding).lstrip("\ufeff")
+            text = data.decode(encoding).lstrip("\ufeff")
         except (LookupError, UnicodeDecodeError):
             continue
-    return data.decode("latin-1")  # pragma: no cover - latin-1 decodes any bytes
+        return text, encoding, declared is None and encoding == "latin-1"
+    return data.decode("latin-1"), "latin-1", True  # pragma: no cover - latin-1 reads any bytes
 
 
 def parse_gcg(text: str, source: str = "<gcg>") -> Game:
@@ -133,6 +149,7 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
     pragmas: dict[str, str] = {}
     notes: list[str] = []
     events: list[Event] = []
+    placed: list[tuple[str, str, int]] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -140,6 +157,7 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
         if line.startswith("#"):
             key, _, value = line[1:].partition(" ")
             value = value.strip()
+            placed.append((key, value, len(events)))
             m = re.fullmatch(r"player(\d+)", key)
             if m:
                 nick, _, name = value.partition(" ")
@@ -154,13 +172,15 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
             continue
         if events or players:  # free text continuing a note
             notes.append(line)
+            placed.append(("note", line, len(events)))
     if not events:
         raise InputError(
             f"{source}: no moves, so not a GCG game record (moves are lines like "
             f"'>Name: RACK 8H WORD +score total')"
         )
     ordered = tuple(players[k] for k in sorted(players))
-    return Game(ordered, _assign_seats(ordered, events), pragmas, tuple(notes), source)
+    seated = _assign_seats(ordered, events)
+    return Game(ordered, seated, pragmas, tuple(notes), source, tuple(placed))
 
 
 def _assign_seats(players: tuple[Player, ...], events: list[Event]) -> tuple[Event, ...]:
@@ -239,14 +259,51 @@ def _parse_event(line: str, lineno: int, source: str) -> Event:
 
 
 def write_gcg(game: Game) -> str:
-    """The game as GCG text: pragmas (character encoding first), players, notes, then one
-    line per event. parse_gcg reads it back to the same players, pragmas and events."""
-    pragmas = {"character-encoding": "UTF-8", **game.pragmas}
-    lines = [f"#{key} {value}".rstrip() for key, value in pragmas.items()]
-    lines += [f"#player{i} {p.nick} {p.name}" for i, p in enumerate(game.players, 1)]
-    lines += [f"#note {note}" for note in game.notes]
-    lines += [_event_line(ev) for ev in game.events]
+    """The game as GCG text, one line per event. Pragmas, players and notes stand where
+    the record read had them (`Game.placed`), a note after the move it comments on; a
+    game whose pragmas, players or notes were changed since gets them all at the top
+    (character encoding first). parse_gcg reads it back to the same game."""
+    placed = game.placed if _placed_holds(game) else _at_top(game)
+    if not any(key == "character-encoding" for key, _, _ in placed):
+        placed = (("character-encoding", "UTF-8", 0), *placed)
+    lines = []
+    remarks = iter(placed)
+    remark = next(remarks, None)
+    for moves in range(len(game.events) + 1):
+        while remark is not None and remark[2] <= moves:
+            lines.append(f"#{remark[0]} {remark[1]}".rstrip())
+            remark = next(remarks, None)
+        if moves < len(game.events):
+            lines.append(_event_line(game.events[moves]))
     return "\n".join(lines) + "\n"
+
+
+def _placed_holds(game: Game) -> bool:
+    """Whether `game.placed` still says what the game's players, pragmas and notes say."""
+    players, pragmas, notes = {}, {}, []
+    for key, value, _ in game.placed:
+        m = re.fullmatch(r"player(\d+)", key)
+        if m:
+            nick, _, name = value.partition(" ")
+            players[int(m.group(1))] = Player(nick, name.strip() or nick)
+        elif key == "note":
+            notes.append(value)
+        else:
+            pragmas[key] = value
+    ordered = tuple(players[k] for k in sorted(players))
+    return bool(game.placed) and (ordered, pragmas, tuple(notes)) == (
+        game.players,
+        game.pragmas,
+        game.notes,
+    )
+
+
+def _at_top(game: Game) -> tuple[tuple[str, str, int], ...]:
+    lines = [("character-encoding", "UTF-8", 0)] if "character-encoding" not in game.pragmas else []
+    lines += [(key, value, 0) for key, value in game.pragmas.items()]
+    lines += [(f"player{i}", f"{p.nick} {p.name}", 0) for i, p in enumerate(game.players, 1)]
+    lines += [("note", note, 0) for note in game.notes]
+    return tuple(lines)
 
 
 def _event_line(ev: Event) -> str:
@@ -275,7 +332,7 @@ def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
                 parse_coordinate(ev.coordinate, rules)
                 play = parse_play(board, f"{ev.coordinate} {ev.word}")
             except InputError as exc:
-                raise InputError(f"{game.source} line {ev.line}: {exc}") from None
+                raise InputError(f"{game.source} line {ev.line}: {exc}{_hint(game)}") from None
             score = score_play(board, play)
             yield Turn(ev, board, play, score)
             board = board.apply(play.placed)
@@ -289,6 +346,20 @@ def replay(game: Game, rules: Ruleset) -> Iterator[Turn]:
                     f"{game.source} line {ev.line}: {ev.player} withdraws a play they never made"
                 )
             board = _remove(board, phony)
+
+
+def _hint(game: Game) -> str:
+    return encoding_hint(game.encoding) if game.guessed else ""
+
+
+def encoding_hint(encoding: str) -> str:
+    """What to do when a record naming no encoding was read as `encoding` (a guess) and
+    its letters make no sense: said after the error."""
+    return (
+        f" (the file is not UTF-8 and names no encoding, so it was read as {encoding}; "
+        "if it is in another, e.g. cp1251 for a Russian record, add "
+        "'#character-encoding cp1251' as its first line)"
+    )
 
 
 def _remove(board: Board, play: Play) -> Board:

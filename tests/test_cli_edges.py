@@ -174,3 +174,13 @@ def test_train_leaves_help_lists_each_ruleset_once():
     done = anchor("train-leaves", "--help")
     text = " ".join(done.stdout.split())
     assert "english, russian (default), erudit or a .toml file" in text
+
+
+def test_annotate_says_how_to_name_a_records_encoding(tmp_path):
+    """A cp1251 record without #character-encoding failed with "'Ë' is not a letter of the
+    russian alphabet" and no word of the encoding (issue 50)."""
+    record = tmp_path / "game.gcg"
+    record.write_bytes("#player1 a A\n#player2 b B\n>a: АБВГДЕЖ 8H ДОМ +10 10\n".encode("cp1251"))
+    done = anchor("annotate", str(record), "--ruleset", "russian", "--quiet",
+                  "--out", str(tmp_path / "report"))  # fmt: skip
+    assert "add '#character-encoding cp1251' as its first line" in done.stdout + done.stderr

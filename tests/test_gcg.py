@@ -224,13 +224,60 @@ def _comparable(game):
         [replace(ev, line=0, text="") for ev in game.events],
         {k: v for k, v in game.pragmas.items() if k != "character-encoding"},
         game.notes,
+        [line for line in game.placed if line[0] != "character-encoding"],
     )
+
+
+def _remarks(text: str) -> list[tuple[str, int]]:
+    """Each `#` line with the number of move lines before it."""
+    out, moves = [], 0
+    for line in text.splitlines():
+        if line.startswith(">"):
+            moves += 1
+        elif line.startswith("#") and not line.startswith("#character-encoding"):
+            out.append((" ".join(line.split()), moves))
+    return out
 
 
 @pytest.mark.parametrize("path", gcg_files(), ids=lambda p: p.name)
 def test_write_then_read_gives_the_same_game(path):
     """One Game model for reading and writing: every shared record survives the trip."""
     game = read_gcg(path)
-    again = parse_gcg(write_gcg(game), source=str(path))
+    text = write_gcg(game)
+    again = parse_gcg(text, source=str(path))
     assert _comparable(again) == _comparable(game)
-    assert write_gcg(again) == write_gcg(game)
+    assert write_gcg(again) == text
+    original = decode_gcg(path.read_bytes())
+    if all(ln.strip().startswith(("#", ">")) for ln in original.splitlines() if ln.strip()):
+        assert _remarks(text) == _remarks(original)  # every pragma and note where it stood
+
+
+def test_notes_stay_after_the_move_they_comment_on():
+    """Three notes on three turns came out all at the top, losing which move each was on."""
+    text = (
+        "#character-encoding UTF-8\n#player1 a A\n#player2 b B\n"
+        ">a: AEINRST 8D RETAINS +66 66\n#note a bingo\n"
+        ">b: EIOUQXZ 7H Ox +18 18\n#note the X on a double\n"
+        ">a: ABCDEFG -ABC +0 66\n#note an exchange\n#rack1 DEFGHIJ\n"
+    )
+    game = parse_gcg(text)
+    assert write_gcg(game) == text
+    assert game.notes == ("a bingo", "the X on a double", "an exchange")
+    changed = replace(game, notes=("one note",))  # no longer what was read: at the top
+    head = write_gcg(changed).split(">")[0]
+    assert "#rack1 DEFGHIJ" in head and "#note one note" in head
+    assert parse_gcg(write_gcg(changed)).notes == ("one note",)
+
+
+def test_a_record_in_another_encoding_naming_none_gets_a_hint(tmp_path):
+    """A cp1251 record without #character-encoding failed with "'Ë' is not a letter of the
+    russian alphabet" and no word of the encoding."""
+    record = tmp_path / "game.gcg"
+    text = "#player1 a A\n#player2 b B\n>a: АБВГДЕЖ 8H ДОМ +10 10\n"
+    record.write_bytes(text.encode("cp1251"))
+    game = read_gcg(record)
+    assert game.guessed and game.encoding == "latin-1"
+    with pytest.raises(InputError, match="#character-encoding cp1251"):
+        list(replay(game, Ruleset.load("russian")))
+    record.write_bytes(("#character-encoding cp1251\n" + text).encode("cp1251"))
+    assert not read_gcg(record).guessed

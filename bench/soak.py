@@ -50,11 +50,12 @@ RETRIES = 5
 
 
 PASSWORDS = {user.name: secrets.token_hex(16) for user in USERS}
+QUEUE = "soak"
 
 
 def redis_cmd(folder: Path, port: int) -> list[str]:
     users = folder / "users.acl"
-    users.write_text(acl_file(PASSWORDS))
+    users.write_text(acl_file(PASSWORDS, queues=(QUEUE,)))
     return [
         shutil.which("redis-server") or "redis-server",
         "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
@@ -109,7 +110,7 @@ def main() -> int:
     url = url_of(ADMIN, port)  # the soak's own look, and the stranger's faults
     server = subprocess.Popen(redis_cmd(folder, port), stdout=subprocess.DEVNULL)
     wait_redis(url)
-    queue = "soak"
+    queue = QUEUE
     names = ["soak-a", "soak-b"]
     worker_url = url_of(WORKER, port)
     procs = {n: worker(worker_url, queue, n, folder / f"{n}.log") for n in names}

@@ -58,27 +58,25 @@ class RedisServer:
         self,
         folder: Path,
         password: str | None = None,
-        acl: dict[str, str] | None = None,
+        acl: str | None = None,
         port: int | None = None,
         start: bool = True,
     ):
-        """`acl`: a password for each of the protocol's ACL users (client/protocol/acl.py),
-        written to an ACL file the server loads; `url` is then the admin's. `start=False`:
-        started later, with `start()` (a worker waiting for a Redis not up yet)."""
+        """`acl`: an ACL file's text (client/protocol/acl.py's acl_file) for the server to
+        load; `url` is then the admin's, with `password`. `start=False`: started later,
+        with `start()` (a worker waiting for a Redis not up yet)."""
         exe = shutil.which("redis-server")
         if not exe:
             pytest.fail("redis-server is not installed: `make test` installs it with apt")
         self.exe, self.folder, self.port = exe, folder, port or free_port()
         self.password = password
         self.acl = None
-        if acl is not None:
-            from anchor.client.protocol.acl import ADMIN, acl_file
-
-            self.acl = folder / "users.acl"
-            self.acl.write_text(acl_file(acl))
-            password = acl[ADMIN.name]
         auth = f":{password}@" if password else ""
         if acl is not None:
+            from anchor.client.protocol.acl import ADMIN
+
+            self.acl = folder / "users.acl"
+            self.acl.write_text(acl)
             auth = f"{ADMIN.name}{auth}"
         self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
@@ -105,7 +103,7 @@ class RedisServer:
                 "noeviction",
                 "--logfile",
                 str(self.folder / "redis.log"),
-                *(["--requirepass", self.password] if self.password else []),
+                *(["--requirepass", self.password] if self.password and not self.acl else []),
                 *(["--aclfile", str(self.acl)] if self.acl else []),
             ],
             stdout=subprocess.DEVNULL,

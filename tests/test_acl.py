@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import uuid
 
 import pytest
 import redis
@@ -15,7 +14,7 @@ from redis.exceptions import AuthenticationError, NoPermissionError
 
 from anchor.client import protocol as p
 from anchor.client.client import AnalysisClient
-from anchor.client.protocol.acl import CLIENT, PLACEHOLDERS, USERS, WORKER, acl_file
+from anchor.client.protocol.acl import ADMIN, CLIENT, PLACEHOLDERS, USERS, WORKER, acl_file
 from anchor.client.simulation import SimulationJob, simulate
 from anchor.engine import Solver, parse_cgp
 from anchor.engine.leaves import Leaves
@@ -27,6 +26,7 @@ from .service import TWL06, RedisServer, WorkerProcess, run_worker
 pytestmark = pytest.mark.service
 
 PASSWORDS = {user.name: secrets.token_hex(16) for user in USERS}
+QUEUE = "acl"  # the client user may push on this queue's lanes only
 CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADEIOST/ 148/55 0"
 KLV2 = data_path("kwg", "TWL06.klv2")
 BENCH = [
@@ -38,7 +38,11 @@ BENCH = [
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis-acl"), acl=PASSWORDS)
+    server = RedisServer(
+        tmp_path_factory.mktemp("redis-acl"),
+        password=PASSWORDS[ADMIN.name],
+        acl=acl_file(PASSWORDS, queues=(QUEUE,)),
+    )
     yield server
     server.stop()
 
@@ -61,7 +65,7 @@ def test_the_service_works_with_a_client_user_and_a_worker_user(
 ):
     from anchor.client import endgame
 
-    queue = f"q{uuid.uuid4().hex[:8]}"
+    queue = QUEUE
     leaves = ("--leaves", f"twl06={KLV2}")
     first = WorkerProcess(url(secured, WORKER), queue, "acl-a", tmp_path, *leaves)
     second = WorkerProcess(url(secured, WORKER), queue, "acl-b", tmp_path, *leaves)
@@ -99,14 +103,25 @@ def refused(call, *args) -> None:
 
 def test_a_client_user_cannot_reach_what_workers_trust(secured):
     c = redis.Redis.from_url(url(secured, CLIENT))
-    lane = "rq:queue:anchor"
+    lane = f"rq:queue:{QUEUE}"
     # what it is for: write a job, push its id, read its result and the workers' count
     c.hset("rq:job:mine", mapping={"status": "queued"})
     c.rpush(lane, "mine")
+    c.rpush(f"{lane}:batch", "mine")
     c.sadd("rq:queues", lane)
     assert c.xrevrange("rq:results:mine", count=1) == []
-    assert c.scard("rq:workers:anchor") == 0
+    assert c.scard(f"rq:workers:{QUEUE}") == 0
     c.set("anchor:pool:p:0123:stop", 1, ex=60)
+    # wipe or block the lanes and the list of queues (a worker removes a key of the
+    # wrong type, and every id in it), push on another queue or the intermediate list
+    refused(c.set, lane, "x")
+    refused(c.expire, lane, 0)
+    refused(c.set, "rq:queues", "x")
+    refused(c.rpush, f"{lane}:intermediate", "junk")
+    refused(c.hset, f"{lane}:intermediate:seen", "x", "0")
+    refused(c.rpush, "rq:queue:elsewhere", "mine")
+    refused(c.set, "rq:job:other", "x")  # a job's key as another type
+    refused(c.expire, "rq:job:mine", 0)
     # stop the workers: no channel at all
     refused(c.publish, "rq:pubsub:acl-a", json.dumps({"command": "shutdown"}))
     # learn other jobs' ids: lanes, registries, the queues, keys
@@ -127,6 +142,7 @@ def test_a_client_user_cannot_reach_what_workers_trust(secured):
     refused(c.delete, "rq:job:mine")
     # a pool's shared values and claims, the workers' own keys
     refused(c.xadd, "anchor:pool:p:0123", {"r": 0, "i": 0, "b": b"x"})
+    refused(c.set, "anchor:pool:p:0123", "x")
     refused(c.hincrby, "anchor:pool:p:0123:claims", "0", -1000)
     refused(c.get, "anchor:claim:x")
     refused(c.get, "anchor:workers:key")
@@ -154,3 +170,23 @@ def test_a_worker_given_the_client_user_says_so_and_exits(secured):
     assert (
         f"the rules of {WORKER.name}" in done.stderr and PASSWORDS[CLIENT.name] not in done.stderr
     )
+
+
+def test_a_restart_keeps_what_transactions_and_scripts_wrote(secured, tmp_path):
+    """With the default user holding no permission, Redis replayed the append-only file's
+    transactions (RQ's enqueue, every script) as it and dropped them all at a restart:
+    the queue, the jobs and their results were lost (redis/redis#14541)."""
+    worker = WorkerProcess(url(secured, WORKER), QUEUE, "acl-aof", tmp_path)
+    client = AnalysisClient(url(secured, CLIENT), queue=QUEUE)
+    answered = client.submit(analyze(BENCH[0]))
+    assert client.result(answered, timeout=30)["ok"]
+    worker.stop()
+    queued = client.submit(analyze(BENCH[1]))  # enqueued in MULTI/EXEC, nobody to run it
+    secured.restart()
+    admin = secured.client()
+    assert admin.hget(f"rq:job:{answered.id}", "status") == b"finished"
+    assert admin.xlen(f"rq:results:{answered.id}") == 1  # written by the store's script
+    assert admin.lrange(f"rq:queue:{QUEUE}", 0, -1) == [queued.id.encode()]
+    worker = WorkerProcess(url(secured, WORKER), QUEUE, "acl-aof", tmp_path)
+    assert client.result(queued, timeout=30)["ok"]
+    worker.stop()

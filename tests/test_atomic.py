@@ -14,6 +14,7 @@ from anchor.worker.atomic import (
     ALREADY_ANSWERED,
     BEAT,
     CLAIM,
+    COUNTERS_REFUSED,
     STORE,
     recorder,
     run_if,
@@ -107,6 +108,28 @@ def _check_beat(conn) -> None:
     assert _beat(conn) == 1 and not conn.exists("execution")
 
 
+def _check_counters(conn) -> None:
+    """HINCRBY/HINCRBYFLOAT on the named counters' hash are best effort: one Redis cannot
+    do is skipped, the rest written, the answer says so; on any other key an error."""
+    conn.flushall()
+    conn.hset("job", mapping={"status": "started", "worker_name": "w1", "started_at": START})
+    conn.hset("worker", mapping={"n": "x", "t": "inf"})
+    owner = ["w1", START, "started"]
+    pipe = recorder(conn)
+    pipe.hset("job", "status", "finished")
+    pipe.hincrby("worker", "n", 1)
+    pipe.hincrbyfloat("worker", "t", 1.5)
+    pipe.hset("job", "after", 1)
+    assert run_script(conn, STORE, ["job"], owner, pipe, "worker") == COUNTERS_REFUSED
+    assert conn.hget("job", "status") == b"finished" and conn.hget("job", "after") == b"1"
+    conn.hset("job", "status", "started")
+    pipe = recorder(conn)
+    pipe.hset("job", "status", "finished")
+    pipe.hincrby("worker", "n", 1)
+    with pytest.raises(ResponseError):  # not the counters' hash: an error, as before
+        run_script(conn, STORE, ["job"], owner, pipe, "elsewhere")
+
+
 def _check_errors(conn) -> None:
     """A later command's error: the others still run, the error comes after (as EXEC
     reports it). The first command's: nothing runs."""
@@ -134,6 +157,7 @@ def test_scripts_on_fakeredis():
     _check_claim(conn)
     _check_store(conn)
     _check_beat(conn)
+    _check_counters(conn)
     _check_errors(conn)
 
 
@@ -144,6 +168,7 @@ def test_scripts_on_redis(server):  # noqa: F811
     _check_claim(conn)
     _check_store(conn)
     _check_beat(conn)
+    _check_counters(conn)
     _check_errors(conn)
 
 

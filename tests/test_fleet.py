@@ -787,18 +787,34 @@ def test_a_registry_entry_deleted_under_a_running_job_loses_nothing(server, queu
     assert "taken over" not in worker.log.read_text()
 
 
-def test_counters_a_stranger_made_no_numbers_fail_no_job(server, queue, workers):
-    """`HSET rq:worker:<name> successful_job_count x`: RQ adds to it in the script that
-    stores each result, which Redis then refused whole: every job failed. The counters
-    start again at 0 and the job is answered."""
-    worker = workers("counters")
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("successful_job_count", "x"),
+        ("successful_job_count", str(2**63 - 1)),  # the next HINCRBY overflows
+        ("total_working_time", "abc"),
+        ("total_working_time", "inf"),
+    ],
+)
+def test_counters_a_stranger_set_fail_no_job(server, queue, workers, field, value):
+    """RQ adds to the worker's counters in the script that stores each result: a value
+    Redis cannot add to failed every store (or, later in the script, left each answered
+    job logged as failed). Counters are best effort: the result is stored, the counters
+    start again at 0."""
+    worker = workers(f"counters-{uuid.uuid4().hex[:6]}")
     r = server.client()
-    r.hset("rq:worker:counters", mapping={"successful_job_count": "x", "failed_job_count": "y",
-                                          "total_working_time": "z"})  # fmt: skip
+    r.hset(f"rq:worker:{worker.name}", field, value)
     client = AnalysisClient(server.url, queue=queue)
-    assert client.analyze(request(), timeout=20)["ok"]
-    assert r.hget("rq:worker:counters", "successful_job_count") == b"1"
-    assert "start again at 0" in worker.log.read_text()
+    job = client.submit(request())
+    assert client.result(job, timeout=20)["ok"]
+    assert final_entries(r, job.id) == [b"1"]
+    wait_until(lambda: "start again at 0" in worker.log.read_text(), 10, "the reset")
+    assert r.hget(f"rq:worker:{worker.name}", field) in (None, b"0", b"1")
+    for _ in range(3):  # a stranger writing it again each time: every job still answered
+        r.hset(f"rq:worker:{worker.name}", field, value)
+        assert client.analyze(request(), timeout=20)["ok"]
+    text = worker.log.read_text()
+    assert "unfinishable" not in text and "taken over" not in text
 
 
 def test_a_client_waiting_on_jobs_redis_lost_says_so_within_seconds(server, queue, workers):

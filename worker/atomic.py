@@ -7,11 +7,12 @@ script checks the condition and runs the recorded commands: atomic like the tran
 with no retry when something else touched a watched key meanwhile.
 
 Like MULTI/EXEC, the script runs every command and reports the first error after the
-last. Like it too, a full Redis (maxmemory) writes nothing, provided the first command
-recorded is one a full Redis refuses (SET, HSET, HINCRBY: the claim's mark, RQ's count of
-a worker's jobs): it runs with redis.call, so the refusal aborts the script before any
-write, and once one write has happened Redis lets the rest of the script through
-(scripts without flags, which is also what lets this run on Redis 6.2).
+last (but for best-effort counters: `run_script`). Like it too, a full Redis (maxmemory)
+writes nothing, provided the first command recorded is one a full Redis refuses (SET,
+HSET, XADD: the claim's mark, the job's outcome): it runs with redis.call, so the refusal
+aborts the script before any write, and once one write has happened Redis lets the rest
+of the script through (scripts without flags, which is also what lets this run on Redis
+6.2).
 """
 
 from __future__ import annotations
@@ -25,23 +26,30 @@ from redis.exceptions import NoScriptError
 
 _RUN = """
 local function run(from)
-  local i, failed = from, nil
+  local i, failed, skipped = from, nil, false
   while i <= #ARGV do
     local n = tonumber(ARGV[i])
-    if i == from then
+    local best = n < 0
+    if best then n = -n end
+    if i == from and not best then
       redis.call(unpack(ARGV, i + 1, i + n))
     else
       local r = redis.pcall(unpack(ARGV, i + 1, i + n))
-      if type(r) == 'table' and r.err and not failed then failed = r.err end
+      if type(r) == 'table' and r.err then
+        if best then skipped = true elseif not failed then failed = r.err end
+      end
     end
     i = i + n + 1
   end
   if failed then return redis.error_reply(failed) end
+  if skipped then return 3 end
   return 1
 end
 """
 
 ALREADY_ANSWERED = 2  # CLAIM's answer for an id whose job is answered or running elsewhere
+COUNTERS_REFUSED = 3  # ran, but a best-effort counter could not be added to (and was not)
+BEST_EFFORT = (b"HINCRBY", b"HINCRBYFLOAT", "HINCRBY", "HINCRBYFLOAT")
 
 # KEYS: a lane's intermediate list, the job's hash. ARGV: the job id, then the commands.
 # 0: the id was put back (not there); 2: the job has its final result already, or another
@@ -116,14 +124,24 @@ def run_if(connection: Redis, script: str, keys: list, args: list, recorded: Pip
 
 
 def run_script(
-    connection: Redis, script: str, keys: list, args: list, recorded: Pipeline | None = None
+    connection: Redis,
+    script: str,
+    keys: list,
+    args: list,
+    recorded: Pipeline | None = None,
+    counters: str | None = None,
 ) -> int:
     """run_if's script answer itself (CLAIM: 1 claimed, 0 put back, 2 answered already;
-    BEAT, which runs no recorded commands: 1 when the job is still this execution's)."""
+    BEAT, which runs no recorded commands: 1 when the job is still this execution's).
+    Recorded HINCRBY/HINCRBYFLOAT on the hash `counters` are best effort: one Redis cannot
+    do (the field is no number, or would overflow) is skipped and the answer is
+    COUNTERS_REFUSED instead of 1, the rest written; RQ's worker counters are
+    bookkeeping, and a stranger's value in one failed every result's store."""
     argv = list(args)  # redis-py encodes them as it would the commands themselves
     if recorded is not None:
         for command, _options in recorded.command_stack:
-            argv.append(len(command))
+            best = counters is not None and command[0] in BEST_EFFORT and command[1] == counters
+            argv.append(-len(command) if best else len(command))
             argv.extend(command)
         recorded.reset()
     try:

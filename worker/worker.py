@@ -50,7 +50,15 @@ from rq.worker import WorkerStatus
 from anchor.client import protocol as p
 
 from . import rq_private
-from .atomic import ALREADY_ANSWERED, BEAT, CLAIM, STORE, recorder, run_if, run_script
+from .atomic import (
+    ALREADY_ANSWERED,
+    BEAT,
+    CLAIM,
+    COUNTERS_REFUSED,
+    STORE,
+    recorder,
+    run_script,
+)
 from .exchange import RedisPools
 from .guard import AnchorJob
 from .jobs import JobContext
@@ -363,7 +371,6 @@ class AnchorWorker(SimpleWorker):
         lands, the job is lost to another worker (JobLost), or the worker is told to stop."""
         delay = 0.05
         retries_left = job.retries_left
-        repaired = False
         while True:
             job.retries_left = retries_left  # a failed try may have spent one
             try:
@@ -371,16 +378,15 @@ class AnchorWorker(SimpleWorker):
                 write(pipe)
                 self.cleanup_execution(job, pipeline=pipe, execution=execution)
                 owner = [self.name, self._started, JobStatus.STARTED.value]
-                if not run_if(self.connection, STORE, [job.key], owner, pipe):
+                stored = run_script(self.connection, STORE, [job.key], owner, pipe, self.key)
+                if not stored:
                     self._drop(job, execution)
                     raise JobLost(job.id)
+                if stored == COUNTERS_REFUSED:
+                    self._reset_counters()
                 HEALTH.beat(redis_ok=True)
                 return
             except Exception as exc:
-                if not repaired and _bad_counter(exc):
-                    repaired = True
-                    self._reset_counters(exc)
-                    continue
                 if not redis_trouble(exc) or self.stopping:
                     raise
                 HEALTH.trouble()
@@ -393,12 +399,16 @@ class AnchorWorker(SimpleWorker):
                 time.sleep(delay)
                 delay = min(delay * 2, RETRY_WRITE_MAX)
 
-    def _reset_counters(self, exc: Exception) -> None:
-        """RQ's counters in this worker's hash hold what HINCRBY cannot add to (a
-        stranger's write): every result's store failed on them. They start again at 0."""
-        log.warning("this worker's job counters were not numbers; they start again at 0",
-                    extra={"worker": self.name, "error": str(exc)[:200]})  # fmt: skip
-        self.connection.hdel(self.key, *COUNTERS)
+    def _reset_counters(self) -> None:
+        """RQ's counters in this worker's hash hold what cannot be added to (not a number,
+        or at the edge of one: a stranger's write), so the store skipped them (they failed
+        every store before). They start again at 0; best effort."""
+        log.warning("this worker's job counters could not be added to; they start again at 0",
+                    extra={"worker": self.name})  # fmt: skip
+        try:
+            self.connection.hdel(self.key, *COUNTERS)
+        except Exception:
+            log.debug("could not reset the counters", exc_info=True)
 
     def _drop(self, job, execution) -> None:
         """The job was taken over (this worker looked dead): forget this execution and
@@ -415,13 +425,13 @@ class AnchorWorker(SimpleWorker):
             log.debug("could not delete execution %s", execution.id, exc_info=True)
 
     def handle_job_success(self, job, queue, started_job_registry, execution) -> None:
-        def write(pipe) -> None:
-            self.increment_successful_job_count(pipeline=pipe)
-            self.increment_total_working_time(job.ended_at - job.started_at, pipe)
+        def write(pipe) -> None:  # the result first: XADD, which a full Redis refuses
             result_ttl = job.get_result_ttl(self.default_result_ttl)
             if result_ttl != 0:
                 rq_private.write_success(job, result_ttl, pipe, **self._by(job, execution))
             job.cleanup(result_ttl, pipeline=pipe, remove_from_queue=False)
+            self.increment_successful_job_count(pipeline=pipe)  # counters last: best effort
+            self.increment_total_working_time(job.ended_at - job.started_at, pipe)
 
         self._store(job, execution, write)
         rq_private.mark_finished(job)
@@ -455,16 +465,15 @@ class AnchorWorker(SimpleWorker):
                 extra={"job": job.id, "retrying": retrying, "error": exc_string[-500:]},
             )
 
-        def write(pipe) -> None:
-            retry = job.should_retry
-            if not retry:
+        def write(pipe) -> None:  # the outcome first (HSET), the counters last
+            if job.should_retry:
+                job.retry(queue, pipe)
+            else:
                 job.set_status(JobStatus.FAILED, pipeline=pipe)
                 rq_private.write_failure(job, exc_string, pipe, **self._by(job, execution))
             self.increment_failed_job_count(pipe)
             if job.started_at and job.ended_at:
                 self.increment_total_working_time(job.ended_at - job.started_at, pipe)
-            if retry:
-                job.retry(queue, pipe)
 
         self._store(job, execution, write)
 
@@ -595,14 +604,6 @@ class AnchorWorker(SimpleWorker):
 
 
 COUNTERS = ("successful_job_count", "failed_job_count", "total_working_time")
-
-
-def _bad_counter(exc: Exception) -> bool:
-    """Redis refused to add to a counter that holds something else than a number."""
-    text = str(exc)
-    return isinstance(exc, ResponseError) and (
-        "not an integer" in text or "not a valid float" in text
-    )
 
 
 def _text(value) -> str:

@@ -366,17 +366,24 @@ def test_junk_in_the_pools_stream_costs_a_bounded_read(registry, server):
 
 
 @pytest.mark.service  # a real redis-server (not in `make test-fast`)
-def test_a_claim_counter_set_by_a_stranger_sends_the_job_on_alone(solver, leaves, registry, server):
-    """`HSET <pool>:claims 0 -1000` made the job answer `internal` (a negative piece); a
-    counter no job wrote now sends the job on alone, with the engine's own answer."""
+@pytest.mark.parametrize("count", [-1000, 10**15])
+def test_a_claim_counter_set_by_a_stranger_sends_the_job_on_alone(
+    solver, leaves, registry, server, caplog, count
+):
+    """`HSET <pool>:claims 0 -1000` made the job answer `internal` (a negative piece), and
+    10**15 in every round made it wait out the patience for each piece; a counter no job
+    wrote now sends the job on alone at once, with the engine's own answer."""
     settings = SETTINGS[0]
     request = request_for(settings, 2, pool="claims")
     key = p.pool_key(request)
     conn = server.client()
     conn.delete(key, key + ":claims")
-    conn.hset(key + ":claims", "0", -1000)
-    result = run(request, registry, pools=RedisPools(conn))
+    conn.hset(key + ":claims", mapping={str(r): count for r in range(8)})
+    with caplog.at_level("WARNING", logger="anchor.exchange"):
+        result = run(request, registry, pools=RedisPools(conn))
     assert stats_of(result) == engine_run(solver, leaves, settings)
+    assert any("which no job wrote" in getattr(r, "error", "") for r in caplog.records)
+    assert pooled.LATE_PIECE not in caplog.text
 
 
 @pytest.mark.service  # a real redis-server (not in `make test-fast`)

@@ -100,9 +100,10 @@ class Tampered(Exception):
     job goes on alone, as when Redis fails."""
 
 
-def _claimed(piece: int) -> int:
-    """A piece number read back from the claims counter, which only jobs increment from 0."""
-    if piece < 0:
+def _claimed(piece: int, cap: int) -> int:
+    """A piece number read back from the claims counter, which only jobs increment from 0,
+    at most once per piece and per job past the last (`cap` bounds both)."""
+    if piece < 0 or piece > cap:
         raise Tampered(f"the round's claim counter reads {piece + 1}, which no job wrote")
     return piece
 
@@ -140,7 +141,7 @@ class RedisExchange:
                 pipe.exists(self._stop)
                 got = pipe.execute()
             self._stopped = bool(got[2])
-            return _claimed(int(got[0]) - 1)
+            return _claimed(int(got[0]) - 1, self._cap)
 
         return self._or_alone(remote, lambda alone: alone.claim(round_no))
 
@@ -157,7 +158,7 @@ class RedisExchange:
                 return (-1, -1)
             if int(got[0]) < 0:  # nothing claimed (claim=False)
                 return (-1, -1)
-            return int(got[0]), _claimed(int(got[1]))
+            return int(got[0]), _claimed(int(got[1]), self._cap)
 
         return self._or_alone(
             remote, lambda alone: alone.publish(round_no, piece, blob, pieces, claim)

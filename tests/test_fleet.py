@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
@@ -838,3 +839,41 @@ def test_a_client_waiting_on_jobs_redis_lost_says_so_within_seconds(server, queu
     assert time.monotonic() - started < 30
     wait_until(lambda: worker.registered(), 20, "the worker to register again")
     assert client.analyze(request(), timeout=20)["ok"]
+
+
+def _peak_rss(pid: int) -> int:
+    """A process's peak resident memory (VmHWM), bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.parametrize("shape", ["a long field", "many fields"])
+def test_a_job_hash_larger_than_a_job_is_refused_unread(server, queue, workers, shape):
+    """Anyone who can enqueue writes a job's hash: a 400 MB description took a worker from
+    61 MB to 1.2 GB (the k8s limit is 512 Mi), two million fields to 638 MB. A hash over
+    the caps is not sent to the worker: the job is answered `payload_too_large`."""
+    worker = workers(f"big-{uuid.uuid4().hex[:6]}")
+    client = AnalysisClient(server.url, queue=queue)
+    assert client.analyze(request(), timeout=20)["ok"]  # warm: lexicon mapped, imports done
+    before = _peak_rss(worker.proc.pid)
+    held = AnalysisClient(server.url, queue=f"{queue}-held")  # no worker serves it
+    job = held.submit(request())
+    r = server.client()
+    if shape == "a long field":
+        r.hset(f"rq:job:{job.id}", "description", b"x" * (64 << 20))
+    else:
+        with r.pipeline(transaction=False) as pipe:
+            for start in range(0, 300_000, 10_000):
+                pipe.hset(
+                    f"rq:job:{job.id}", mapping={f"f{n}": n for n in range(start, start + 10_000)}
+                )
+            pipe.execute()
+    r.rpush(f"rq:queue:{queue}", job.id)  # now where the worker looks
+    with pytest.raises(ServiceError, match="over the server's cap") as raised:
+        client.result(job, timeout=30)
+    assert raised.value.code == p.PAYLOAD_TOO_LARGE
+    assert _peak_rss(worker.proc.pid) - before < 32 << 20
+    assert client.analyze(request(), timeout=20)["ok"]
+    r.delete(f"rq:job:{job.id}")

@@ -144,11 +144,15 @@ def run_script(
             argv.append(-len(command) if best else len(command))
             argv.extend(command)
         recorded.reset()
+    return int(call_script(connection, script, keys, argv))
+
+
+def call_script(connection: Redis, script: str, keys: list, args: list):
+    """The script's reply, sent by its SHA (the text only the first time on a Redis)."""
     try:
-        done = connection.evalsha(_sha(script), len(keys), *keys, *argv)
+        return connection.evalsha(_sha(script), len(keys), *keys, *args)
     except NoScriptError:  # first use on this Redis, or it restarted: send the text
-        done = connection.eval(script, len(keys), *keys, *argv)
-    return int(done)
+        return connection.eval(script, len(keys), *keys, *args)
 
 
 @cache

@@ -25,6 +25,7 @@ from anchor.client import protocol as p
 from anchor.client.protocol.serializer import Packed
 
 from . import jobs, rq_private
+from .atomic import call_script
 
 log = logging.getLogger("anchor.guard")
 
@@ -37,6 +38,24 @@ FORBIDDEN_FUNCTION = p.FORBIDDEN_FUNCTION
 MALFORMED_JOB = p.MALFORMED_JOB
 MAX_JOB_DATA = (1 << 20) + 4096  # a request (PROTOCOL.md: 1 MiB) plus its RQ envelope
 MAX_EXC_INFO = 1 << 16
+MAX_JOB_FIELDS = 64  # in a job's hash (RQ writes about 25)
+MAX_JOB_HASH = 2 * MAX_JOB_DATA  # bytes of a job's hash, names and values: data and the rest
+_OVERSIZED = b"anchor:oversized"
+
+# KEYS: a job's hash. ARGV: MAX_JOB_FIELDS, MAX_JOB_HASH. The hash (HGETALL's reply), or
+# {_OVERSIZED, fields, bytes} when it is larger than a job can be, read without sending it:
+# anyone who can enqueue can write a job's hash, and one 400 MB description (or two
+# million fields) took a worker from 61 MB to 1.2 GB.
+_FETCH = """
+local n = redis.call('HLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {'anchor:oversized', n, -1} end
+local size = 0
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  size = size + string.len(name) + redis.call('HSTRLEN', KEYS[1], name)
+end
+if size > tonumber(ARGV[2]) then return {'anchor:oversized', n, size} end
+return redis.call('HGETALL', KEYS[1])
+"""
 _CALLBACKS = ("success_callback_name", "failure_callback_name", "stopped_callback_name")
 
 
@@ -66,7 +85,26 @@ class AnchorJob(Job):
 
     problems: tuple[str, ...] = ()
     oversized: bool = False  # 'data' inflates past MAX_JOB_DATA
+    too_large: str | None = None  # the hash itself is over what a job can be: why
     context: jobs.JobContext | None = None  # set by the worker before the job runs
+
+    def refresh(self) -> None:
+        """RQ's read of the job's hash (HGETALL), bounded: a hash over MAX_JOB_FIELDS
+        fields or MAX_JOB_HASH bytes is not sent to this worker; the job is read as an
+        empty request and answered `payload_too_large`."""
+        got = call_script(self.connection, _FETCH, [self.key], [MAX_JOB_FIELDS, MAX_JOB_HASH])
+        if not got:
+            raise NoSuchJobError(f"No such job: {self.key}")
+        if got[0] == _OVERSIZED:
+            fields, size = int(got[1]), int(got[2])
+            what = f"{fields:,} fields" if size < 0 else f"{size:,} bytes"
+            limit = f"{MAX_JOB_FIELDS} fields" if size < 0 else f"{MAX_JOB_HASH:,} bytes"
+            self.restore({"data": zlib.compress(msgpack.packb([p.JOB_FUNCTION, None, [b""], {}]))})
+            self.too_large = f"the job's hash holds {what}, over the server's cap of {limit}"
+            log.warning("oversized job hash", extra={"job": self.id, "error": self.too_large})
+            return
+        self.too_large = None
+        self.restore(dict(zip(got[::2], got[1::2], strict=True)))
 
     def restore(self, raw_data) -> Any:
         fields = {k.decode() if isinstance(k, bytes) else str(k): v for k, v in raw_data.items()}
@@ -121,6 +159,8 @@ class AnchorJob(Job):
 
     def refusal(self) -> tuple[str, str] | None:
         """(code, message) when this job must not run, else None."""
+        if self.too_large is not None:
+            return p.PAYLOAD_TOO_LARGE, self.too_large
         if self.problems:
             return MALFORMED_JOB, "the job hash is malformed: " + "; ".join(self.problems)
         name, instance, args, kwargs = self.func_name, self.instance, self.args, self.kwargs

@@ -97,7 +97,7 @@ FORBIDDEN_FUNCTION = "forbidden_function"  # the job names a function the worker
 MALFORMED_JOB = "malformed"  # the job hash has fields RQ cannot read, or no request argument
 REDIS_FULL = "redis_full"  # Redis refused a write: it is at maxmemory (client side)
 ABANDONED = "abandoned"  # the worker holding it died, and it had no retries left
-FAILURE_CODES = (FORBIDDEN_FUNCTION, MALFORMED_JOB, REDIS_FULL, ABANDONED)
+FAILURE_CODES = (FORBIDDEN_FUNCTION, MALFORMED_JOB, PAYLOAD_TOO_LARGE, REDIS_FULL, ABANDONED)
 
 # The engine's bounds, restated so that the protocol loads no engine; tests hold them
 # equal (tests/test_protocol.py, tests/test_endgame.py).

@@ -33,8 +33,8 @@ def _runner():
 def _lost(gone: int, of: int) -> ServiceError:
     what = "the job is" if of == 1 else f"{gone} of {of} jobs are"
     return ServiceError(
-        f"{what} gone from Redis without a result (Redis restarted empty, or someone "
-        "deleted them): send the request again"
+        f"{what} gone from Redis without a result (Redis restarted empty, someone deleted "
+        "them, or their results outlived the result TTL): send the request again"
     )
 
 

@@ -145,9 +145,6 @@ def decode_gcg_as(data: bytes) -> tuple[str, str, bool]:
 
 
 def parse_gcg(text: str, source: str = "<gcg>") -> Game:
-    players: dict[int, Player] = {}
-    pragmas: dict[str, str] = {}
-    notes: list[str] = []
     events: list[Event] = []
     placed: list[tuple[str, str, int]] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -156,31 +153,37 @@ def parse_gcg(text: str, source: str = "<gcg>") -> Game:
             continue
         if line.startswith("#"):
             key, _, value = line[1:].partition(" ")
-            value = value.strip()
-            placed.append((key, value, len(events)))
-            m = re.fullmatch(r"player(\d+)", key)
-            if m:
-                nick, _, name = value.partition(" ")
-                players[int(m.group(1))] = Player(nick, name.strip() or nick)
-            elif key == "note":
-                notes.append(value)
-            else:
-                pragmas[key] = value
-            continue
-        if line.startswith(">"):
+            placed.append((key, value.strip(), len(events)))
+        elif line.startswith(">"):
             events.append(_parse_event(line, lineno, source))
-            continue
-        if events or players:  # free text continuing a note
-            notes.append(line)
-            placed.append(("note", line, len(events)))
+        elif events or any(_PLAYER.fullmatch(key) for key, _, _ in placed):
+            placed.append(("note", line, len(events)))  # free text continuing a note
     if not events:
         raise InputError(
             f"{source}: no moves, so not a GCG game record (moves are lines like "
             f"'>Name: RACK 8H WORD +score total')"
         )
-    ordered = tuple(players[k] for k in sorted(players))
-    seated = _assign_seats(ordered, events)
-    return Game(ordered, seated, pragmas, tuple(notes), source, tuple(placed))
+    players, pragmas, notes = _remarks(placed)
+    return Game(players, _assign_seats(players, events), pragmas, notes, source, tuple(placed))
+
+
+_PLAYER = re.compile(r"player(\d+)")
+
+
+def _remarks(placed) -> tuple[tuple[Player, ...], dict[str, str], tuple[str, ...]]:
+    """The players (by number), pragmas (the last value of each) and notes that a
+    record's `#` lines say."""
+    players, pragmas, notes = {}, {}, []
+    for key, value, _ in placed:
+        m = _PLAYER.fullmatch(key)
+        if m:
+            nick, _, name = value.partition(" ")
+            players[int(m.group(1))] = Player(nick, name.strip() or nick)
+        elif key == "note":
+            notes.append(value)
+        else:
+            pragmas[key] = value
+    return tuple(players[k] for k in sorted(players)), pragmas, tuple(notes)
 
 
 def _assign_seats(players: tuple[Player, ...], events: list[Event]) -> tuple[Event, ...]:
@@ -280,22 +283,8 @@ def write_gcg(game: Game) -> str:
 
 def _placed_holds(game: Game) -> bool:
     """Whether `game.placed` still says what the game's players, pragmas and notes say."""
-    players, pragmas, notes = {}, {}, []
-    for key, value, _ in game.placed:
-        m = re.fullmatch(r"player(\d+)", key)
-        if m:
-            nick, _, name = value.partition(" ")
-            players[int(m.group(1))] = Player(nick, name.strip() or nick)
-        elif key == "note":
-            notes.append(value)
-        else:
-            pragmas[key] = value
-    ordered = tuple(players[k] for k in sorted(players))
-    return bool(game.placed) and (ordered, pragmas, tuple(notes)) == (
-        game.players,
-        game.pragmas,
-        game.notes,
-    )
+    said = (game.players, game.pragmas, game.notes)
+    return bool(game.placed) and _remarks(game.placed) == said
 
 
 def _at_top(game: Game) -> tuple[tuple[str, str, int], ...]:

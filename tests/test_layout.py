@@ -160,3 +160,16 @@ def test_rq_private_names_are_used_in_one_module():
                 found.add(f"{path.name}:{node.lineno} .{node.attr}")
     assert not found, sorted(found)
     assert {"_handle_success", "_deserialize_data", "_stop_requested"} <= private  # the probe works
+
+
+def test_the_docs_stand_on_their_own():
+    """A clone has no ../shared beside it: the docs may name the test data and the peer
+    engine the benchmarks run (../shared/data, ../shared/peers), nothing else there
+    (README pointed at ../shared/DESIGN.md; issue 50)."""
+    import re
+
+    for name in ("README.md", "DESIGN.md", "DESIGN-NOTES.md", "PROTOCOL.md", "BENCHMARKS.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        outside = re.findall(r"\.\./shared/(?!data\b|peers\b)[\w./-]*", text)
+        assert not outside, (name, outside)
+    assert "# Anchor — design" in (ROOT / "DESIGN.md").read_text(encoding="utf-8")

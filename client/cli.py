@@ -335,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["worker"]:  # the worker's own program, in this process's place
         os.execv(sys.executable, [sys.executable, "-m", "anchor.worker", *argv[1:]])
     args = build_parser().parse_args(argv)
+    prog = f"anchor {args.command}"  # errors name the command, as argparse's do
     try:
         resolve_ruleset(args)
         status = args.func(args)
@@ -343,17 +344,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `anchor analyze | head`: the reader has what it wanted
         return _closed_pipe()
     except (AnchorError, ServiceError, OSError) as exc:
-        return _fail(str(exc), 2)
+        return _fail(prog, str(exc), 2)
     except protocol.ProtocolError as exc:  # the service's answer: a refusal, with its code
-        return _fail(f"{exc.message} [{exc.code}]", 2)
+        return _fail(prog, f"{exc.message} [{exc.code}]", 2)
     except RedisError as exc:
-        return _fail(f"Redis: {exc}", 2)
+        return _fail(prog, f"Redis: {exc}", 2)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail(prog, "interrupted", 130)
     except Exception as exc:
         if os.environ.get("ANCHOR_DEBUG"):
             raise
         return _fail(
+            prog,
             f"internal error {type(exc).__name__}: {exc} (a bug: please report it; "
             "ANCHOR_DEBUG=1 shows the traceback)",
             70,
@@ -371,8 +373,8 @@ def _closed_pipe() -> int:
     return 128 + 13
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"anchor: error: {' '.join(message.split())}", file=sys.stderr)
+def _fail(prog: str, message: str, code: int) -> int:
+    print(f"{prog}: error: {' '.join(message.split())}", file=sys.stderr)
     return code
 
 

@@ -53,9 +53,11 @@ def test_score_reports_invalid_play(capsys, default_english):
 def test_bad_input_is_one_clear_line(capsys):
     assert main(["score", "--cgp", "15/15", "8H AB", "--no-lexicon"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("anchor: error: CGP board has 2 rows") and "Traceback" not in err
+    assert err.startswith("anchor score: error: CGP board has 2 rows") and "Traceback" not in err
     assert main(["show", "--ruleset", "klingon"]) == 2
     assert "unknown ruleset" in capsys.readouterr().err
+    assert main(["analyze"]) == 2  # errors name their command, as argparse's own do
+    assert capsys.readouterr().err.startswith("anchor analyze: error: no rack")
 
 
 def test_build_lexicon(tmp_path, capsys):

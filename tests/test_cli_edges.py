@@ -36,6 +36,8 @@ def test_version():
     done = anchor("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"anchor {package_version()}"
     assert package_version()[0].isdigit()
+    worker = anchor("worker", "--version")  # anchor-worker's own parser: it was refused
+    assert worker.returncode == 0 and worker.stdout.strip() == f"anchor {package_version()}"
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import sys
 
-from anchor.client.protocol.settings import Parser, log_level, non_negative, port, queue_name
+from anchor.client.protocol.settings import (
+    Parser,
+    log_level,
+    non_negative,
+    package_version,
+    port,
+    queue_name,
+)
 
 
 def build_parser() -> Parser:
     p = Parser(
         prog="anchor worker", description="Take analysis jobs from Redis (RQ) and answer them."
     )
+    p.add_argument("--version", action="version", version=f"anchor {package_version()}")
     p.add_argument(
         "--lexicon",
         action="append",

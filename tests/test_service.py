@@ -345,8 +345,10 @@ def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, t
 def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, tmp_path):
     from anchor.client.cli import main
 
-    workers(None)
-    workers(None)
+    # what is compared is the annotation, not its speed: a game's job may take far past the
+    # default 30 s cap when both cores are busy (boys2.gcg's endgames did, under load)
+    workers(None, "--max-job-seconds", "600")
+    workers(None, "--max-job-seconds", "600")
     games = data_path("gcg", "quackle")
     fleet, here = tmp_path / "fleet", tmp_path / "here"
     assert (

@@ -5,6 +5,30 @@ import platform
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+# The documents `anchor docs` prints (client/docs.py lists them), copied into the wheel.
+DOCS = (
+    "README.md",
+    "DESIGN.md",
+    "DESIGN-NOTES.md",
+    "PROTOCOL.md",
+    "BENCHMARKS.md",
+    "dictionaries/README.md",
+)
+
+
+class BuildWithDocs(build_py):
+    """build_py that also puts the repository's documents in anchor/client/docs/."""
+
+    def run(self):
+        super().run()
+        target = Path(self.build_lib) / "anchor" / "client" / "docs"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in DOCS:
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            self.copy_file(name, str(target / name))
+
 
 SOURCES = sorted(str(p) for p in Path("engine").glob("*.c"))  # the units core.h lists
 HEADERS = sorted(str(p) for p in Path("engine").glob("*.h"))
@@ -29,6 +53,7 @@ if platform.machine() in ("x86_64", "AMD64") and "popcnt" in cpu_flags():
     args.append("-mpopcnt")
 
 setup(
+    cmdclass={"build_py": BuildWithDocs},
     ext_modules=[
         Extension(
             "anchor.engine._movegen",
@@ -36,5 +61,5 @@ setup(
             depends=HEADERS,
             extra_compile_args=args,
         )
-    ]
+    ],
 )

@@ -23,7 +23,7 @@ def timed(argv: list[str]) -> float:
 def main() -> None:
     header("annotate: ../shared/data/gcg (44 records, 43 English), TWL06")
     out = Path(tempfile.mkdtemp())
-    base = ["annotate", str(DATA / "gcg"), "--quiet", "--top", "5"]
+    base = ["annotate", str(DATA / "gcg"), "--no-progress", "--top", "5"]
     try:
         runs = [
             timed([*base, "--out", str(out / f"local{i}"), "--lexicon", str(TWL06)])

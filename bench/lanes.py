@@ -8,7 +8,7 @@ rack a bag could give, limit 1) are sent one at a time, as a game server's bot d
 - idle: nothing else queued;
 - one FIFO: the requests queued behind the annotations (what one queue did before lanes);
 - lanes: the requests in the interactive lane;
-- lanes + 1 interactive-only worker: a third worker started with `--lanes interactive`.
+- lanes + 1 interactive-only worker: a third worker started with `--lane interactive`.
 
     python bench/lanes.py [REQUESTS]     (default 400; the FIFO case sends a tenth of them)
 """
@@ -119,7 +119,7 @@ def main() -> None:
             behind = measure(fifo, max(20, n // 10))
             rows.append(("one FIFO queue (behind the annotations)", *behind))
             rows.append(("interactive lane, 2 workers", *measure(interactive, n)))
-            extra = start_worker(url, "lanes", "lanes-i", extra=("--lanes", "interactive"))
+            extra = start_worker(url, "lanes", "lanes-i", extra=("--lane", "interactive"))
             try:
                 reserved = measure(interactive, n)
                 rows.append(("interactive lane, + 1 interactive-only worker", *reserved))
@@ -127,7 +127,7 @@ def main() -> None:
                 stop([extra])
     with fleet("lanes", 2, extra=("--nice", "10")) as url:
         interactive = AnalysisClient(url, queue="lanes")
-        extra = start_worker(url, "lanes", "lanes-i", extra=("--lanes", "interactive"))
+        extra = start_worker(url, "lanes", "lanes-i", extra=("--lane", "interactive"))
         try:
             measure(interactive, 30)
             with Backlog(url, "lanes", payloads):

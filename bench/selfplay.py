@@ -29,7 +29,7 @@ def main() -> None:
             url,
             "--queue",
             "selfplay",
-            "--per-job",
+            "--games-per-job",
             "25",
         ]
         anchor(through)

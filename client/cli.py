@@ -4,190 +4,206 @@ every error into one line and an exit status."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
-from redis.exceptions import RedisError
-
-from anchor.dictionaries import lexica
 from anchor.dictionaries.recipes import RECIPES
-from anchor.engine import AnchorError
-from anchor.engine.simulate import RANKS
 
 from . import protocol
 from .arguments import (
     Parser,
+    budget_option,
+    command,
+    json_option,
+    leaves_option,
+    lexicon_option,
     non_negative,
     package_version,
+    per_job_option,
+    position_options,
     positive,
+    progress_option,
+    ruleset_option,
+    seed_option,
     service_options,
+    show_board_option,
+    sim_options,
     threads_option,
+    top_option,
 )
-from .client import ServiceError
-from .commands import (
-    cmd_analyze,
-    cmd_build_lexicon,
-    cmd_demo,
-    cmd_endgame,
-    cmd_lexicon,
-    cmd_preendgame,
-    cmd_score,
-    cmd_show,
+
+# Positions the examples use: CAT on the centre row; and from a recorded game (Macondo's
+# issue 476) the turn with one tile left in the bag, and the next one, the bag empty.
+_CAT = "15/15/15/15/15/15/15/7CAT5/15/15/15/15/15/15/15"
+_LATE = (
+    "1C5W7/1R4FE7/1EL2HID2J4/1PAC1EX3ID3/1OVA1B4NE3/1N1R1E5V3/1SLOTTERS2I3/3T1A1OKAYs3/"
+    "2NE1T1MI1OE3/1ZINGER2WOE3/BATE3L1IF4/OI1STOAI1G{}/OD5N{}/1A5GURU{}/7Y2P4"
 )
-from .games import cmd_annotate, cmd_selfplay, cmd_train_leaves
-
-
-def _sim_shape(p: argparse.ArgumentParser) -> None:
-    """--sim-candidates, --sim-plies and --sim-rank-by, as selfplay and annotate take them."""
-    p.add_argument("--sim-candidates", type=positive, default=10, help="plays simulated (10)")
-    p.add_argument("--sim-plies", type=positive, default=2, help="moves played on (2)")
-    p.add_argument(
-        "--sim-rank-by",
-        choices=RANKS,
-        default="spread",
-        help="simulated plays rank by mean spread (spread) or by chance of winning (win)",
-    )
-
-
-def _position_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ruleset", help=RULESET_HELP)
-    p.add_argument("--cgp", help="a CGP position (full, or just its board field)")
-    p.add_argument("--board", help="a text file of board rows ('.' empty, lowercase blank)")
-    p.add_argument("--rack", help="the rack, e.g. AEINRS? (default: the CGP's player to move)")
-
-
-def ruleset_help(default: str = "english") -> str:
-    """--ruleset's help, the built-ins listed once with the command's default marked."""
-    builtin = ("english", "russian", "erudit")
-    names = ", ".join(f"{n} (default)" if n == default else n for n in builtin)
-    return f"{names} or a .toml file; without it, the ruleset the lexicon was built for"
-
-
-RULESET_HELP = ruleset_help()
+EXAMPLE_CGP = f"'{_CAT} AEINRST/ 0/0 0'"
+PREENDGAME_CGP = "'" + _LATE.format("5", "7", "4") + " ADEIQRS/ 359/405 0'"
+ENDGAME_CGP = "'" + _LATE.format("1Q3", "3I3", "S3") + " ?AHLNUU/ADEMR 405/389 0'"
 
 
 def resolve_ruleset(args) -> None:
     """Fill in --ruleset when it was not given: the lexicon's own (its sidecar), else the
     command's default. A lexicon built for another alphabet is refused when opened."""
     if getattr(args, "ruleset", "") is None:
+        from anchor.dictionaries import lexica
+
         lexicon = getattr(args, "lexicon", None)
         args.ruleset = lexica.lexicon_ruleset(lexicon) or args.default_ruleset
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="anchor", description="Scrabble-family analysis engine")
+    parser = Parser(
+        prog="anchor",
+        description="Anchor: every legal play of a Scrabble-family position (English, "
+        "Russian, Эрудит or a ruleset of your own), ranked by score, equity or simulation; "
+        "endgames solved exactly; game records annotated. Without a Redis URL every command "
+        "runs in this process; with one (--redis-url or $REDIS_URL) the work goes through "
+        "the worker fleet and the answer is the same.",
+        epilog=f"example:\n  anchor demo\n  anchor analyze --cgp {EXAMPLE_CGP} --top 5\n\n"
+        "`anchor COMMAND --help` describes each command. Exit status: 0 done, 1 the "
+        "command's own 'no' (an invalid play, records not annotated), 2 bad input or an "
+        "unreachable service, 70 a bug.",
+    )
     parser.add_argument("--version", action="version", version=f"anchor {package_version()}")
-    parser.set_defaults(default_ruleset="english")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("demo", help="show a real position and score a play on it")
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: english)")
-    p.set_defaults(func=cmd_demo)
+    p = command(
+        sub,
+        "demo",
+        "show a recorded position and score a play on it",
+        "Show the position of a recorded game (Doug vs Emely) before Doug's fifth-turn "
+        "bingo, score that play word by word, and list the best plays for the rack.",
+        "anchor demo",
+    )
+    lexicon_option(p, "english")
+    p.set_defaults(func="commands:cmd_demo", default_ruleset="english")
 
-    p = sub.add_parser("analyze", help="every legal play for a rack, ranked by score")
-    _position_args(p)
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--top", type=non_negative, help="print only the N best plays")
-    p.add_argument("--mode", choices=("both", "across", "down"), default="both")
-    p.add_argument("--exchanges", action="store_true", help="also list exchanges and the pass")
+    p = command(
+        sub,
+        "analyze",
+        "every legal play for a rack, ranked by score, equity or simulation",
+        "Every legal play of the rack on the position, exactly once, ranked by score, by "
+        "equity (score + the value of the tiles kept; --leaves) or, with --sim, the top "
+        "plays by equity ranked by playing on (Monte Carlo).",
+        f"anchor analyze --cgp {EXAMPLE_CGP} --top 5",
+        f"anchor analyze --cgp {EXAMPLE_CGP} --leaves english.klv2 --sim --sim-iterations 200",
+    )
+    ruleset_option(p)
+    lexicon_option(p)
+    position_options(p)
+    top_option(p, None)
+    p.add_argument(
+        "--mode",
+        choices=("both", "across", "down"),
+        default="both",
+        help="the directions of the plays listed",
+    )
+    p.add_argument(
+        "--exchanges",
+        action="store_true",
+        help="also list the exchanges and the pass (when the bag allows them)",
+    )
     p.add_argument(
         "--rank",
         choices=("score", "equity"),
-        help="rank by score (default), or by equity: score + value of the tiles kept "
-        "(the default when --leaves is given)",
+        help="rank by score, or by equity (default: equity with --leaves, else score)",
     )
-    p.add_argument(
-        "--leaves",
-        help="leave values for --rank equity: a .klv2 path or a name "
-        "(default: the lexicon's name, NAME.klv2 beside the lexica)",
-    )
+    leaves_option(p)
+    show_board_option(p)
+    json_option(p)
     sim = p.add_argument_group(
         "simulation", "rank the top plays by playing on (Monte Carlo), spread over the workers"
     )
     sim.add_argument("--sim", action="store_true", help="simulate instead of ranking statically")
-    sim.add_argument("--candidates", type=positive, default=15, help="plays simulated (15)")
-    sim.add_argument("--plies", type=positive, default=2, help="moves played after each (2)")
-    sim.add_argument("--iterations", type=positive, default=1000, help="at most (1000)")
-    sim.add_argument("--seed", type=non_negative, default=1, help="the draws' seed (1)")
+    sim_options(sim, iterations=1000, candidates=15)
     sim.add_argument(
         "--confidence",
         type=float,
         default=0.99,
-        help="drop a play once it is behind the leader with this confidence; 0 never (0.99)",
+        help="drop a play once it is behind the leader with this confidence; 0 never",
     )
-    sim.add_argument(
-        "--sim-rank-by",
-        choices=RANKS,
-        default="spread",
-        help="order the plays by mean spread (spread), or by chance of winning given the "
-        "CGP's scores (win)",
-    )
-    sim.add_argument(
-        "--per-job",
-        type=positive,
-        help="send each round as jobs of this many iterations (default: the whole "
-        "simulation as one job per worker serving the queue, or per --threads in-process, "
-        "sharing every round)",
+    seed_option(sim)
+    per_job_option(
+        sim,
+        "iterations",
+        None,
+        "the whole simulation as one job per worker serving the queue, or per --threads "
+        "in-process, sharing every round",
     )
     threads_option(sim)
-    p.add_argument("--show-board", action="store_true", help="render the board first")
-    p.add_argument("--json", action="store_true", help="print a JSON list of plays")
     service_options(p, protocol.INTERACTIVE, 30)
-    p.set_defaults(func=cmd_analyze)
+    p.set_defaults(func="commands:cmd_analyze")
 
-    p = sub.add_parser(
+    p = command(
+        sub,
         "endgame",
-        help="solve an endgame exactly (bag empty, both racks known)",
-        description="Solve the endgame of a position with the bag empty: the value (the "
-        "spread the side to move gains until the game ends, the going-out adjustment "
-        "included), the best play and the line both sides play.",
+        "solve an endgame exactly (the bag empty, both racks known)",
+        "Solve the endgame of a position with the bag empty: the value (the spread the "
+        "side to move gains until the game ends, the going-out adjustment included), the "
+        "best play and the line both sides play.",
+        f"anchor endgame --cgp {ENDGAME_CGP}",
     )
-    p.add_argument("--ruleset", help=RULESET_HELP)
+    ruleset_option(p)
+    lexicon_option(p)
+    position_options(p, board=False, required=True)
+    p.add_argument("--opponent", help="the other rack (default: the CGP's second rack)")
     p.add_argument(
-        "--cgp", required=True, help="the position: board, 'RACK/OPPONENT', scores, scoreless turns"
+        "--plies", type=positive, help="search at most this many moves deep (default: to the end)"
     )
-    p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
-    p.add_argument("--opponent", help="the other rack (default: the CGP's second)")
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--plies", type=positive, help="search at most this deep (default: to the end)")
-    p.add_argument("--budget", type=float, help="seconds; past them, the best line found so far")
-    p.add_argument("--table-mb", type=float, help="transposition table memory in MiB (64)")
+    budget_option(p)
+    p.add_argument("--table-mb", type=float, help="transposition table memory in MiB (default: 64)")
     p.add_argument(
         "--scoreless",
         type=non_negative,
         help="scoreless turns already in a row (default: the CGP's)",
     )
     p.add_argument(
-        "--parts", type=positive, default=1,
-        help="split the search over this many jobs (workers) after the first play (1)",
-    )  # fmt: skip
-    p.add_argument("--show-board", action="store_true", help="render the board first")
-    p.add_argument("--json", action="store_true", help="print the result map as JSON")
+        "--parts",
+        type=positive,
+        default=1,
+        help="split the search over this many jobs (workers) after the first play",
+    )
+    show_board_option(p)
+    json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)
-    p.set_defaults(func=cmd_endgame)
+    p.set_defaults(func="commands:cmd_endgame")
 
-    p = sub.add_parser(
+    p = command(
+        sub,
         "preendgame",
-        help="one tile in the bag: value the top plays by solving every draw's endgame",
+        "one tile in the bag: value the top plays by solving every draw's endgame",
+        "With one tile in the bag, value each of the top plays by solving the endgame "
+        "after every tile it might draw, averaged over the unseen tiles.",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 5 --budget 20",
     )
-    p.add_argument("--ruleset", help=RULESET_HELP)
-    p.add_argument("--cgp", required=True, help="the position, the mover's rack first")
-    p.add_argument("--rack", help="the rack to move (default: the CGP's first)")
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument(
-        "--candidates", type=positive, default=20, help="plays valued, the top by score (20)"
-    )
-    p.add_argument("--budget", type=float, help="seconds for the whole")
-    p.add_argument("--json", action="store_true", help="print the result map as JSON")
+    ruleset_option(p)
+    lexicon_option(p)
+    position_options(p, board=False, required=True)
+    p.add_argument("--candidates", type=positive, default=20, help="plays valued, the top by score")
+    budget_option(p)
+    json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)
-    p.set_defaults(func=cmd_preendgame)
+    p.set_defaults(func="commands:cmd_preendgame")
 
-    p = sub.add_parser("selfplay", help="play whole games, checking every invariant")
-    p.add_argument("--ruleset", help=RULESET_HELP)
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--games", type=positive, default=10)
-    p.add_argument("--seed", type=non_negative, default=1, help="seed of the first game")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
+    p = command(
+        sub,
+        "selfplay",
+        "play whole games, checking every invariant",
+        "Play whole games between policies (score, equity, sim, endgame), checking every "
+        "invariant each turn; print the results and, with --out, write each game as GCG.",
+        "anchor selfplay --games 100 --policy equity --leaves english.klv2",
+        "anchor selfplay --games 4 --policy sim --policy equity --leaves english.klv2 "
+        "--alternate --out games",
+    )
+    ruleset_option(p)
+    lexicon_option(p)
+    p.add_argument("--games", type=positive, default=10, help="games to play")
+    seed_option(p)
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players in each game")
     p.add_argument("--out", help="write one GCG file per game into this folder")
     p.add_argument("--no-check", action="store_true", help="skip the per-turn invariant checks")
     p.add_argument(
@@ -198,20 +214,26 @@ def build_parser() -> argparse.ArgumentParser:
         "simulates before every move; endgame plays by equity until the bag is empty, "
         "then solves the endgame exactly",
     )
-    p.add_argument(
-        "--leaves", help="leave values (.klv2 path or name) for equity/sim/endgame players"
-    )
-    p.add_argument("--sim-iterations", type=positive, default=100, help="for sim players (100)")
-    _sim_shape(p)
+    leaves_option(p, "none: equity, sim and endgame players need it")
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
-    p.add_argument("--per-job", type=positive, default=10, help="games per job (fleet mode)")
-    service_options(p, protocol.BATCH, 3600, "play through the worker fleet")
-    p.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    sim_options(p, iterations=100)
+    per_job_option(p, "games", 10)
+    progress_option(p)
     threads_option(p, processes=True)
-    p.set_defaults(func=cmd_selfplay)
+    service_options(p, protocol.BATCH, 3600)
+    p.set_defaults(func="games:cmd_selfplay")
 
-    p = sub.add_parser(
-        "annotate", help="annotate game records (GCG): best plays, rank, points lost"
+    p = command(
+        sub,
+        "annotate",
+        "annotate game records (GCG): best plays, rank, points lost",
+        "Annotate game records: for every turn the best plays, the rank of the play made, "
+        "the points (or equity) it gave up, the chance of winning and the unseen tiles; "
+        "an HTML page a game, an index, and annotations.jsonl. Exit status: 0 when every "
+        "game was annotated, 1 when some were not, 2 on bad input.",
+        "anchor annotate games/ --out report",
+        "anchor annotate games/english-1.gcg --out report --leaves english.klv2 "
+        "--sim-iterations 100",
     )
     p.add_argument("paths", nargs="+", help="GCG files or folders of them")
     p.add_argument(
@@ -225,33 +247,30 @@ def build_parser() -> argparse.ArgumentParser:
         "else the ruleset of its #lexicon or of --lexicon, else english)",
     )
     p.set_defaults(default_ruleset=None)
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--top", type=non_negative, default=5, help="best plays listed per turn")
-    p.add_argument(
-        "--leaves",
-        help="leave values (.klv2 path or name): rank by equity and report equity given up",
-    )
-    service_options(p, protocol.BATCH, 3600, "one job per game through the fleet")
-    p.add_argument(
-        "--sim-iterations",
-        type=non_negative,
-        default=0,
-        help="also rank each play by simulation, this many iterations a turn (needs --leaves)",
-    )
-    _sim_shape(p)
-    p.add_argument("--seed", type=non_negative, default=1, help="the simulations' seed (1)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.epilog = "Exit status: 0 when every game was annotated, 1 when some were not, 2 on bad input."
+    lexicon_option(p)
+    top_option(p, 5)
+    leaves_option(p)
+    sim_options(p, iterations=0, check=non_negative)
+    seed_option(p)
+    progress_option(p)
     threads_option(p, processes=True)
-    p.set_defaults(func=cmd_annotate)
+    service_options(p, protocol.BATCH, 3600)
+    p.set_defaults(func="games:cmd_annotate")
 
-    p = sub.add_parser("train-leaves", help="learn leave values by self-play, write a KLV2 file")
-    p.add_argument("--ruleset", help=ruleset_help("russian"))
-    p.set_defaults(default_ruleset="russian")
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--games", type=positive, default=1000, help="games per iteration")
-    p.add_argument("--iterations", type=positive, default=2)
-    p.add_argument("--seed", type=non_negative, default=1)
+    p = command(
+        sub,
+        "train-leaves",
+        "learn leave values by self-play, write a KLV2 file",
+        "Learn the value of every leave (the tiles kept after a play) by self-play: each "
+        "iteration plays --games games by equity with the values learned so far and "
+        "refits them; the result is a .klv2 file for --leaves.",
+        "anchor train-leaves --games 400 --iterations 2 --out english.klv2",
+    )
+    ruleset_option(p)
+    lexicon_option(p)
+    p.add_argument("--games", type=positive, default=1000, help="games to play (each iteration)")
+    p.add_argument("--iterations", type=positive, default=2, help="training iterations")
+    seed_option(p)
     p.add_argument(
         "--eval-games",
         type=non_negative,
@@ -260,10 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-leave", type=positive, default=6, help="largest leave in the file")
     p.add_argument("--out", required=True, help="the .klv2 file to write")
-    p.add_argument("--per-job", type=positive, default=50)
-    service_options(p, protocol.BATCH, 7200, "play through the worker fleet")
+    per_job_option(p, "games", 50)
     threads_option(p, processes=True)
-    p.set_defaults(func=cmd_train_leaves)
+    service_options(p, protocol.BATCH, 7200)
+    p.set_defaults(func="games:cmd_train_leaves")
 
     # The worker is its own program (anchor.worker, also installed as anchor-worker): main()
     # hands `anchor worker ...` to it, so the client never imports the worker.
@@ -273,36 +292,65 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
 
-    p = sub.add_parser("show", help="render a position")
-    _position_args(p)
-    p.set_defaults(func=cmd_show)
-
-    p = sub.add_parser("score", help="score and validate a play, with a breakdown")
-    _position_args(p)
-    p.add_argument("play", help="GCG notation, e.g. '8D WORD' (across) or 'D8 WORD' (down)")
-    p.add_argument("--lexicon", help="lexicon name or .kwg path (default: the ruleset's)")
-    p.add_argument("--no-lexicon", action="store_true", help="skip the word check")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_score)
-
-    p = sub.add_parser(
-        "lexicon",
-        help="install the pinned lexica, list, verify or locate them",
-        description="Lexica live in $ANCHOR_LEXICON_DIR or the per-user data folder; "
-        "every command finds them there by name.",
+    p = command(
+        sub,
+        "show",
+        "render a position",
+        "Render a position's board, with its racks, scores and the tiles unseen.",
+        f"anchor show --cgp {EXAMPLE_CGP}",
     )
-    p.set_defaults(func=cmd_lexicon)
-    actions = p.add_subparsers(dest="action", required=True)
-    for action, text, dir_help in (
-        ("install", "fetch, build and check pinned lexica (default: the default set)",
+    p.add_argument(
+        "--ruleset",
+        help="the rules, for the board's size and premium squares: english (default), "
+        "russian, erudit, super-english or a .toml file",
+    )
+    position_options(p)
+    p.set_defaults(func="commands:cmd_show", default_ruleset="english")
+
+    p = command(
+        sub,
+        "score",
+        "score and validate a play, with a breakdown",
+        "Score a play word by word (letters, premiums, bingo) and check it: placement, "
+        "the rack, and the words in the lexicon. Exit status 1 when the play is not valid.",
+        f"anchor score --cgp '{_CAT}' --rack S '8K S'",
+    )
+    ruleset_option(p)
+    lexicon_option(p)
+    position_options(p)
+    p.add_argument("play", help="GCG notation, e.g. '8D WORD' (across) or 'D8 WORD' (down)")
+    p.add_argument("--no-lexicon", action="store_true", help="skip the word check")
+    json_option(p)
+    p.set_defaults(func="commands:cmd_score")
+
+    search = (
+        "Every command finds a lexicon by name in $ANCHOR_LEXICON_DIR, then "
+        "./dictionaries/build, then the per-user data folder; a .kwg path works anywhere."
+    )
+    p = command(
+        sub,
+        "lexicon",
+        "install the pinned lexica, list, verify or locate them",
+        f"The pinned lexica: fetch and build them, list, verify or locate them. {search}",
+        "anchor lexicon install english",
+        "anchor lexicon list",
+    )
+    p.set_defaults(func="commands:cmd_lexicon")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    defaults = ", ".join(name for name, recipe in RECIPES.items() if recipe.default)
+    for action, text, dir_help, example in (
+        ("install", f"fetch, build and check pinned lexica (default: {defaults})",
          "install into this folder (default: $ANCHOR_LEXICON_DIR, else the per-user data "
-         "folder)"),
-        ("list", "the recipes, and what is installed where", "list only this folder"),
+         "folder)", "anchor lexicon install english russian"),
+        ("list", "the recipes, and what is installed where", "list only this folder",
+         "anchor lexicon list"),
         ("verify", "re-check installed lexica against their sidecars and pins",
-         "verify the lexica in this folder (default: where each name is found)"),
-        ("path", "print the file a name stands for", "look only in this folder"),
+         "verify the lexica in this folder (default: where each name is found)",
+         "anchor lexicon verify"),
+        ("path", "print the file a name stands for", "look only in this folder",
+         "anchor lexicon path english"),
     ):  # fmt: skip
-        a = actions.add_parser(action, help=text, description=text)
+        a = command(actions, action, text, f"{text[0].upper()}{text[1:]}. {search}", example)
         a.add_argument(
             "names",
             nargs="*",
@@ -314,16 +362,41 @@ def build_parser() -> argparse.ArgumentParser:
                 "--force", action="store_true", help="rebuild even when installed and intact"
             )
 
-    p = sub.add_parser("build-lexicon", help="build a .kwg lexicon from a word list")
-    p.add_argument("--ruleset", default="english")
+    p = command(
+        sub,
+        "docs",
+        "the project's documents: the design, the protocol, the benchmarks",
+        "Print one of the documents the help texts cite (PROTOCOL.md and the others), "
+        "from this installed copy; without a name, list them.",
+        "anchor docs",
+        "anchor docs protocol --path",
+    )
+    p.add_argument("name", nargs="?", help="a document: readme, design, notes, protocol, ...")
+    p.add_argument("--path", action="store_true", help="print where the file is, not its text")
+    p.set_defaults(func="docs:cmd_docs")
+
+    p = command(
+        sub,
+        "build-lexicon",
+        "build a .kwg lexicon from a word list",
+        "Build a lexicon of your own words: the .kwg (DAWG and GADDAG, the format MAGPIE "
+        "and wolges read), its sidecar naming the ruleset, and its bingo-word file.",
+        "anchor build-lexicon --ruleset english --words words.txt --out mine.kwg",
+    )
+    p.add_argument(
+        "--ruleset",
+        default="english",
+        help="the rules whose alphabet the words are written in: english, russian, erudit, "
+        "super-english or a .toml file",
+    )
     p.add_argument("--words", required=True, help="UTF-8 text file, one word a line")
-    p.add_argument("--out", required=True, help="output .kwg path")
+    p.add_argument("--out", required=True, help="the .kwg file to write")
     p.add_argument(
         "--no-gaddag",
         action="store_true",
         help="the DAWG alone: a sixth of the size, slower best-play search (default: both)",
     )
-    p.set_defaults(func=cmd_build_lexicon)
+    p.set_defaults(func="commands:cmd_build_lexicon")
     return parser
 
 
@@ -338,20 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"anchor {args.command}"  # errors name the command, as argparse's do
     try:
         resolve_ruleset(args)
-        status = args.func(args)
+        module, name = args.func.split(":")  # imported only now: each command loads its own
+        status = getattr(importlib.import_module(f"{__package__}.{module}"), name)(args)
         sys.stdout.flush()  # a closed pipe shows here, not in Python's exit
         return status
     except BrokenPipeError:  # `anchor analyze | head`: the reader has what it wanted
         return _closed_pipe()
-    except (AnchorError, ServiceError, OSError) as exc:
-        return _fail(prog, str(exc), 2)
-    except protocol.ProtocolError as exc:  # the service's answer: a refusal, with its code
-        return _fail(prog, f"{exc.message} [{exc.code}]", 2)
-    except RedisError as exc:
-        return _fail(prog, f"Redis: {exc}", 2)
     except KeyboardInterrupt:
         return _fail(prog, "interrupted", 130)
     except Exception as exc:
+        message = _user_error(exc)
+        if message is not None:
+            return _fail(prog, message, 2)
         if os.environ.get("ANCHOR_DEBUG"):
             raise
         return _fail(
@@ -360,6 +431,24 @@ def main(argv: list[str] | None = None) -> int:
             "ANCHOR_DEBUG=1 shows the traceback)",
             70,
         )
+
+
+def _user_error(exc: Exception) -> str | None:
+    """The one line a user's error shows (bad input, files, the service), or None for a
+    bug. The Redis client is consulted only when a command loaded it."""
+    from anchor.engine import AnchorError
+
+    if isinstance(exc, (AnchorError, OSError)):
+        return str(exc)
+    if isinstance(exc, protocol.ProtocolError):  # the service's refusal, with its code
+        return f"{exc.message} [{exc.code}]"
+    client = sys.modules.get(f"{__package__}.client")
+    if client is not None and isinstance(exc, client.ServiceError):
+        return str(exc)
+    redis = sys.modules.get("redis.exceptions")
+    if redis is not None and isinstance(exc, redis.RedisError):
+        return f"Redis: {exc}"
+    return None
 
 
 def _closed_pipe() -> int:

@@ -13,10 +13,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from . import protocol as p
 from .protocol.connection import ServiceError, connect, redacted
 
@@ -30,6 +26,20 @@ def _runner():
     return runner
 
 
+def redis_errors():
+    """redis-py's exceptions, imported only on the Redis path: an embedded client (and
+    every in-process CLI command) never loads the Redis client, a tenth of a second."""
+    from redis import exceptions
+
+    return exceptions
+
+
+def _transient() -> tuple[type[Exception], ...]:
+    """The errors of a Redis that is restarting or unreachable: wait, or say so."""
+    errors = redis_errors()
+    return (errors.ConnectionError, errors.TimeoutError)
+
+
 def _lost(gone: int, of: int) -> ServiceError:
     what = "the job is" if of == 1 else f"{gone} of {of} jobs are"
     return ServiceError(
@@ -38,9 +48,9 @@ def _lost(gone: int, of: int) -> ServiceError:
     )
 
 
-def _refused_writes(exc: ResponseError) -> ServiceError:
+def _refused_writes(exc: Exception) -> ServiceError:
     text = str(exc)
-    if isinstance(exc, OutOfMemoryError) or "maxmemory" in text:
+    if isinstance(exc, redis_errors().OutOfMemoryError) or "maxmemory" in text:
         return ServiceError(
             "Redis is full (maxmemory) and refused the job; try again when results have "
             "been read or expired",
@@ -144,7 +154,7 @@ class AnalysisClient:
 
         try:
             return max(1, self.connection.scard(WORKERS_BY_QUEUE_KEY % self.queue.name))
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except _transient() as exc:
             raise self._unreachable(exc) from None
 
     # ---------------------------------------------------------------- one job
@@ -155,9 +165,9 @@ class AnalysisClient:
             return Job(uuid.uuid4().hex, self._run_local(payload))
         try:
             job = self.queue.enqueue_call(**self._job_args(payload))
-        except ResponseError as exc:
+        except redis_errors().ResponseError as exc:
             raise _refused_writes(exc) from None
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except _transient() as exc:
             raise self._unreachable(exc) from None
         return Job(job.id)
 
@@ -185,7 +195,7 @@ class AnalysisClient:
                     reply = self.connection.xread({key: last})  # a last look: none came
                     if not reply:
                         raise _lost(1, 1)
-            except (RedisConnectionError, RedisTimeoutError):
+            except _transient():
                 time.sleep(min(0.2, max(left, 0)))  # Redis restarting: try again until the deadline
                 continue
             if not reply:
@@ -240,7 +250,7 @@ class AnalysisClient:
             with self.connection.pipeline() as pipe:
                 jobs = self.queue.enqueue_many(datas, pipeline=pipe)
                 pipe.execute()
-        except ResponseError as exc:
+        except redis_errors().ResponseError as exc:
             raise _refused_writes(exc) from None
         ids = [j.id for j in jobs]
         results: dict[str, dict] = {}
@@ -265,7 +275,7 @@ class AnalysisClient:
                     gone = self._gone(waiting)
                     if gone and len(self._read_latest(gone)) < len(gone):
                         raise _lost(len(gone), len(ids))
-            except (RedisConnectionError, RedisTimeoutError):
+            except _transient():
                 time.sleep(0.2)  # Redis restarting: ask again until the deadline
                 continue
             fresh = []

@@ -20,7 +20,7 @@ from . import endgame, protocol
 from .arguments import output_file, service_url, threads_for
 from .client import AnalysisClient, ServiceError
 
-# Doug vs Emely (a recorded game), before Doug's fifth-turn bingo 10B DONATES (+82).
+DEMO_GAME = "Doug vs Emely, a recorded game: Doug to play his fifth turn, 148 to 55 ahead"
 DEMO_CGP = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 ADENOST/ 148/55 0"
 DEMO_PLAY = "10B DONATES"
 
@@ -43,7 +43,8 @@ def cmd_demo(args) -> int:
     solver = Solver(lexicon, rules)
     position = parse_cgp(rules, DEMO_CGP)
     rack = position.racks[0]
-    print(f"Anchor demo — {rules.title}, lexicon {lexicon.path} ({len(lexicon)} words)\n")
+    print(f"Anchor demo — {rules.title}, lexicon {lexicon.path} ({len(lexicon):,} words)")
+    print(f"{DEMO_GAME}\n")
     print(position.board.render())
     print(f"\nRack: {rack}    Play: {DEMO_PLAY}\n")
     started = time.perf_counter()
@@ -66,6 +67,11 @@ def cmd_demo(args) -> int:
 def cmd_analyze(args) -> int:
     """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
+    if not (args.cgp or args.board) and args.rack is None:
+        raise AnchorError(
+            "no position: give --cgp CGP (or --board FILE with --rack RACK; --rack alone "
+            "plays on the empty board)"
+        )
     if args.sim:
         return _simulate(args)
     if args.rack is not None and not args.rack.strip():
@@ -163,9 +169,9 @@ def _simulate(args) -> int:
         redis_url, queue=args.queue, lane=args.lane, job_timeout=300, threads=threads
     )
     settings = Simulation(
-        candidates=args.candidates,
-        plies=args.plies,
-        iterations=args.iterations,
+        candidates=args.sim_candidates,
+        plies=args.sim_plies,
+        iterations=args.sim_iterations,
         seed=args.seed,
         confidence=args.confidence or None,
         rank=args.sim_rank_by,
@@ -173,7 +179,9 @@ def _simulate(args) -> int:
     job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
     started = time.perf_counter()
     try:
-        stats = simulate(client, job, settings, args.per_job, max(args.timeout, 600), progress=True)
+        stats = simulate(
+            client, job, settings, args.iterations_per_job, max(args.timeout, 600), progress=True
+        )
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
@@ -184,7 +192,7 @@ def _simulate(args) -> int:
     where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
     order = "by chance of winning" if args.sim_rank_by == "win" else "by mean spread"
     print(
-        f"{len(stats)} candidates {order}, {args.plies} plies, {done:,} playouts in "
+        f"{len(stats)} candidates {order}, {args.sim_plies} plies, {done:,} playouts in "
         f"{elapsed:.2f} s ({done / max(elapsed, 1e-9):,.0f}/s, {where}, seed {args.seed})"
     )
     width = max((len(s.notation) for s in stats), default=0)

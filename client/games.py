@@ -15,7 +15,7 @@ from anchor.engine import AnchorError, Ruleset
 from anchor.engine.match import Outcome, win_rate
 
 from . import protocol
-from .arguments import output_file, service_url, threads_for
+from .arguments import output_file, progress_wanted, service_url, threads_for
 from .client import AnalysisClient, Progress, ServiceError
 
 
@@ -26,13 +26,13 @@ def cmd_selfplay(args) -> int:
 
     Ruleset.load(args.ruleset)  # a bad name fails here, before any job
     out = _output_folder(args.out, "GCG") if args.out else None
-    client, redis_url = _fleet(args, job_timeout=max(60, 5 * args.per_job))
+    client, redis_url = _fleet(args, job_timeout=max(60, 5 * args.games_per_job))
     requests = [
         protocol.SelfPlayRequest(
             ruleset=args.ruleset,
             lexicon=args.lexicon,
             seed=args.seed + start,
-            games=min(args.per_job, args.games - start),
+            games=min(args.games_per_job, args.games - start),
             players=args.players,
             check=not args.no_check,
             policies=tuple(args.policy or ()),
@@ -43,9 +43,9 @@ def cmd_selfplay(args) -> int:
             sim_plies=args.sim_plies,
             sim_rank_by=args.sim_rank_by,
         )
-        for start in range(0, args.games, args.per_job)
+        for start in range(0, args.games, args.games_per_job)
     ]
-    bar = GameProgress(len(requests)) if args.progress else False
+    bar = GameProgress(len(requests)) if progress_wanted(args) else False
     started = time.perf_counter()
     try:
         results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
@@ -132,13 +132,13 @@ def cmd_train_leaves(args) -> int:
                 ruleset=args.ruleset,
                 lexicon=args.lexicon,
                 seed=seed + start,
-                games=min(args.per_job, games - start),
+                games=min(args.games_per_job, games - start),
                 check=False,
                 policies=policies,
                 alternate=alternate,
                 model=tuple(model.params) if "equity" in policies else (),
             )
-            for start in range(0, games, args.per_job)
+            for start in range(0, games, args.games_per_job)
         ]
         bar = GameProgress(len(requests))
         results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
@@ -227,7 +227,7 @@ def cmd_annotate(args) -> int:
 
     client, redis_url = _fleet(args, job_timeout=300)
     started = time.perf_counter()
-    bar = PositionProgress(len(requests), what="games") if not args.quiet else False
+    bar = PositionProgress(len(requests), what="games") if progress_wanted(args) else False
     try:
         results = client.analyze_many(requests, timeout=args.timeout, progress=bar)
     except ServiceError as exc:

@@ -10,8 +10,6 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
-
 from anchor.engine import AnchorError, Ruleset, parse_cgp
 from anchor.engine.simulate import (
     Candidate,
@@ -23,7 +21,7 @@ from anchor.engine.simulate import (
 from anchor.engine.winpct import model_for
 
 from . import protocol as p
-from .client import AnalysisClient, Progress
+from .client import AnalysisClient, Progress, redis_errors
 
 MAX_SHARES = 64  # jobs a round is split into by default, however many workers are listed
 POOL_PIECES_PER_JOB = 1  # a pooled round's pieces per job (2 measured slower: more calls)
@@ -211,7 +209,7 @@ def _give_up(client: AnalysisClient, request: p.SimulateRequest) -> None:
     """Set the pool's stop mark, so its jobs stop at their next claim."""
     try:
         client.connection.set(p.pool_stop_key(p.pool_key(request)), 1, ex=p.POOL_TTL)
-    except RedisError:
+    except redis_errors().RedisError:
         pass  # Redis gone: the jobs will end at their time cap
 
 
@@ -243,7 +241,7 @@ class PoolProgress(threading.Thread):
         """Count the pieces published since the last read."""
         try:
             got = self.connection.xread({self.key: self._last}, count=1000)
-        except RedisError:
+        except redis_errors().RedisError:
             return  # progress is a courtesy: the jobs' answers are what count
         for _, entries in got or ():
             for entry_id, fields in entries:

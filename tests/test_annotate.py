@@ -90,7 +90,10 @@ def report(tmp_path_factory) -> Path:
     (gcg / "gcg" / "unreadable.gcg").symlink_to(gcg / "nowhere")
     kwg = str(data_path("kwg", "TWL06.kwg"))
     # two records cannot be annotated (below): exit status 1, the report written all the same
-    assert main(["annotate", str(gcg / "gcg"), "--out", str(out), "--lexicon", kwg, "--quiet"]) == 1
+    assert (
+        main(["annotate", str(gcg / "gcg"), "--out", str(out), "--lexicon", kwg, "--no-progress"])
+        == 1
+    )
     return out
 
 
@@ -120,7 +123,7 @@ def test_annotate_refuses_what_is_not_a_game(tmp_path, capsys, default_english):
     (games / "binary.gcg").write_bytes(bytes(range(256)) * 4)
     (games / "words.gcg").write_text("AA\nAAH\nAAHED\n")
     out = tmp_path / "out"
-    assert main(["annotate", str(games), "--out", str(out), "--quiet"]) == 1
+    assert main(["annotate", str(games), "--out", str(out), "--no-progress"]) == 1
     printed = capsys.readouterr().out
     assert "0 of 2 games annotated" in printed
     assert "binary.gcg: a binary file, not a GCG game record" in printed
@@ -134,7 +137,7 @@ def test_annotate_checks_its_output_folder_first(tmp_path, capsys, monkeypatch):
     blocker.write_text("a file")
     ran = []
     monkeypatch.setattr("anchor.client.games.AnalysisClient", lambda *a, **k: ran.append(a))
-    assert main(["annotate", str(data_path("gcg")), "--out", str(blocker), "--quiet"]) == 2
+    assert main(["annotate", str(data_path("gcg")), "--out", str(blocker), "--no-progress"]) == 2
     assert f"--out {blocker} is a file; give a folder" in capsys.readouterr().err
     assert not ran  # refused before any game was sent for annotation
     assert main(["annotate", str(tmp_path / "missing.gcg"), "--out", str(tmp_path / "o")]) == 2
@@ -148,7 +151,7 @@ def test_self_play_records_annotate_without_naming_the_ruleset(tmp_path, capsys)
     text = record.read_text(encoding="utf-8")
     assert "#ruleset russian" in text and "#lexicon russian" in text
     out = tmp_path / "out"
-    assert main(["annotate", str(games), "--out", str(out), "--quiet"]) == 0
+    assert main(["annotate", str(games), "--out", str(out), "--no-progress"]) == 0
     assert "1 of 1 games annotated" in capsys.readouterr().out
     (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]
     turns = [t for t in line["annotation"]["turns"] if t["kind"] == "play"]
@@ -234,7 +237,7 @@ def annotate_doug_v_emely(tmp_path: Path, *extra: str) -> tuple[Path, dict]:
     games.mkdir()
     shutil.copy(game_path("doug_v_emely.gcg"), games)
     out = tmp_path / "out"
-    argv = ["annotate", str(games), "--out", str(out), "--top", "3", "--quiet"]
+    argv = ["annotate", str(games), "--out", str(out), "--top", "3", "--no-progress"]
     kwg, klv2 = str(data_path("kwg", "TWL06.kwg")), str(data_path("kwg", "TWL06.klv2"))
     assert main([*argv, "--lexicon", kwg, "--leaves", klv2, *extra]) == 0
     (line,) = [json.loads(x) for x in (out / "annotations.jsonl").read_text().splitlines()]

@@ -57,7 +57,7 @@ def test_bad_input_is_one_clear_line(capsys):
     assert main(["show", "--ruleset", "klingon"]) == 2
     assert "unknown ruleset" in capsys.readouterr().err
     assert main(["analyze"]) == 2  # errors name their command, as argparse's own do
-    assert capsys.readouterr().err.startswith("anchor analyze: error: no rack")
+    assert capsys.readouterr().err.startswith("anchor analyze: error: no position")
 
 
 def test_build_lexicon(tmp_path, capsys):

@@ -175,7 +175,7 @@ def test_analyze_says_what_it_analysed_and_where_the_time_went():
 def test_train_leaves_help_lists_each_ruleset_once():
     done = anchor("train-leaves", "--help")
     text = " ".join(done.stdout.split())
-    assert "english, russian (default), erudit or a .toml file" in text
+    assert "english (default), russian, erudit, super-english or a .toml file" in text
 
 
 def test_annotate_says_how_to_name_a_records_encoding(tmp_path):
@@ -183,6 +183,6 @@ def test_annotate_says_how_to_name_a_records_encoding(tmp_path):
     russian alphabet" and no word of the encoding (issue 50)."""
     record = tmp_path / "game.gcg"
     record.write_bytes("#player1 a A\n#player2 b B\n>a: АБВГДЕЖ 8H ДОМ +10 10\n".encode("cp1251"))
-    done = anchor("annotate", str(record), "--ruleset", "russian", "--quiet",
+    done = anchor("annotate", str(record), "--ruleset", "russian", "--no-progress",
                   "--out", str(tmp_path / "report"))  # fmt: skip
     assert "add '#character-encoding cp1251' as its first line" in done.stdout + done.stderr

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from anchor.client import cli
+from anchor.client import cli, commands
 from anchor.engine import Board, InputError, Ruleset, Solver
 
 from .conftest import DATA, ROOT, data_path
@@ -51,8 +51,8 @@ CASES = [
      "bad Redis URL 'http://x': it must start with redis://, rediss:// or unix://"),
     (("worker", "--metrics-port", "99999"), "99999 is not a TCP port (0..65535)"),
     # (an unreachable Redis is waited for: test_fleet.py, a worker started before Redis)
-    (("worker", "--redis-url", "redis://127.0.0.1:{port}/0", "--lanes", "fast"),
-     "anchor worker: error: bad --lanes 'fast'"),
+    (("worker", "--redis-url", "redis://127.0.0.1:{port}/0", "--lane", "fast"),
+     "anchor worker: error: bad --lane 'fast'"),
     (("analyze", "--ruleset", "{huge}", "--rack", "QI"),
      "1001 points; a tile may be worth 0..1000"),
     (("analyze", "--ruleset", "russian", "--lexicon", "english", "--rack", "АБ"),
@@ -102,7 +102,7 @@ def test_a_bug_is_one_line_unless_debugging(monkeypatch, capsys):
     def broken(_args):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli, "cmd_show", broken)
+    monkeypatch.setattr(commands, "cmd_show", broken)
     monkeypatch.delenv("ANCHOR_DEBUG", raising=False)
     assert cli.main(["show"]) == 70
     err = capsys.readouterr().err

@@ -551,7 +551,7 @@ def test_metrics_show_each_lanes_depth(server, queue, tmp_path):
     """What an autoscaler reads: the jobs waiting per lane, on every worker's /metrics."""
     metrics = free_port()
     worker = WorkerProcess(
-        server.url, queue, "depth-w", tmp_path, "--lanes", "interactive",
+        server.url, queue, "depth-w", tmp_path, "--lane", "interactive",
         "--metrics-port", str(metrics),
     )  # fmt: skip
     try:

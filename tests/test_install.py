@@ -84,6 +84,10 @@ def test_the_wheel_installs_under_one_namespace(wheel):
     assert not any("dictionaries/build" in n for n in names)  # built lexica are not packaged
     assert "anchor/client/templates/game.html" in names  # the report works from a wheel
     assert "anchor/client/templates/board.js" in names  # ... and its board follows the moves
+    from anchor.client.docs import DOCS
+
+    for relative, _about in DOCS.values():  # the documents the help texts cite
+        assert f"anchor/client/docs/{relative}" in names, relative
 
 
 def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):
@@ -92,28 +96,36 @@ def test_a_wheel_user_installs_a_lexicon_and_plays(wheel, tmp_path):
     elsewhere = tmp_path / "somewhere"
     elsewhere.mkdir()
     env = user_env(bin_dir, home)
+    # the README's install block, as written but for the wheel's path
+    (block,) = re.findall(r"```sh\n(pip install .*?)```", README, re.S)
+    pip, install_line, demo_line = (line.split("#")[0].split() for line in block.splitlines())
+    assert pip[:2] == ["pip", "install"] and pip[2].endswith("anchor_scrabble-*.whl")
     done = run([str(bin_dir / "pip"), "install", "--quiet", str(wheel)], elsewhere, env)
     assert done.returncode == 0, done.stderr[-3000:]
 
-    before = run(["anchor", "demo"], elsewhere, env)
+    before = run(demo_line, elsewhere, env)
     assert before.returncode == 2
     assert "run `anchor lexicon install english`" in before.stderr
     assert "Traceback" not in before.stderr and before.stderr.count("\n") == 1
 
-    install = run(["anchor", "lexicon", "install", "english"], elsewhere, env)
+    install = run(install_line, elsewhere, env)
     assert install.returncode == 0, install.stderr
     user_dir = home / ".local" / "share" / "anchor" / "lexica"
     assert (user_dir / "english.kwg").is_file() and (user_dir / "english.kwg.json").is_file()
 
-    demo = run(["anchor", "demo"], elsewhere, env)
+    demo = run(demo_line, elsewhere, env)
     assert demo.returncode == 0, demo.stderr
     assert "total 82" in demo.stdout and str(user_dir / "english.kwg") in demo.stdout
     listed = run(["anchor", "lexicon", "list"], elsewhere, env)
     assert re.search(rf"^english .* {re.escape(str(user_dir))}/english.kwg ", listed.stdout, re.M)
     verify = run(["anchor", "lexicon", "verify"], elsewhere, env)
     assert verify.returncode == 0 and "english: ok" in verify.stdout
+    protocol = run(["anchor", "docs", "protocol"], elsewhere, env)  # the docs help cites
+    assert protocol.returncode == 0 and protocol.stdout == (ROOT / "PROTOCOL.md").read_text()
+    where = run(["anchor", "docs", "lexica", "--path"], elsewhere, env).stdout.strip()
+    assert where.endswith("anchor/client/docs/dictionaries/README.md") and str(ROOT) not in where
     # the README's Python snippet, as written, from the wheel, outside any checkout
-    (snippet,) = re.findall(r"```python\n(.*?)```", README.split("## What it is")[1], re.S)[:1]
+    (snippet,) = re.findall(r"```python\n(.*?)```", README.split("## From Python")[1], re.S)[:1]
     readme = run([str(bin_dir / "python"), "-c", snippet], elsewhere, env)
     assert readme.returncode == 0, readme.stderr[-2000:]
     assert "total" in readme.stdout and "Traceback" not in readme.stderr

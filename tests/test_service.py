@@ -322,7 +322,7 @@ def test_selfplay_through_the_fleet_matches_in_process(server, queue, workers, t
                 "12",
                 "--seed",
                 "40",
-                "--per-job",
+                "--games-per-job",
                 "3",
                 "--out",
                 str(fleet),
@@ -360,7 +360,7 @@ def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, t
                 str(fleet),
                 "--lexicon",
                 "twl06",
-                "--quiet",
+                "--no-progress",
                 "--redis-url",
                 server.url,
                 "--queue",
@@ -370,7 +370,8 @@ def test_annotate_through_the_fleet_matches_in_process(server, queue, workers, t
         == 0
     )
     assert (
-        main(["annotate", str(games), "--out", str(here), "--lexicon", str(TWL06), "--quiet"]) == 0
+        main(["annotate", str(games), "--out", str(here), "--lexicon", str(TWL06), "--no-progress"])
+        == 0
     )
     a = (fleet / "annotations.jsonl").read_text().splitlines()
     b = (here / "annotations.jsonl").read_text().splitlines()
@@ -394,7 +395,7 @@ def test_train_leaves_through_the_fleet(server, queue, workers, tmp_path, capsys
                 "40",
                 "--iterations",
                 "2",
-                "--per-job",
+                "--games-per-job",
                 "10",
                 "--max-leave",
                 "2",

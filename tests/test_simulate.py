@@ -762,7 +762,7 @@ def test_threads_in_process_give_the_same_answer(solver, leaves, position, capsy
     from anchor.client.cli import main
 
     argv = ["analyze", "--lexicon", str(TWL06), "--leaves", str(KLV2), "--cgp", CGP, "--sim",
-            "--candidates", "4", "--iterations", "40", "--plies", "1"]  # fmt: skip
+            "--sim-candidates", "4", "--sim-iterations", "40", "--sim-plies", "1"]  # fmt: skip
     tables = []
     for threads in ("1", "2"):
         assert main([*argv, "--threads", threads]) == 0

@@ -27,8 +27,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import Protocol, TypeVar
 
-from redis.exceptions import RedisError
-
 from anchor.client.protocol import POOL_TTL, pool_stop_key
 
 log = logging.getLogger("anchor.exchange")
@@ -38,6 +36,14 @@ MAX_POOLS_IN_MEMORY = 64  # embedded: the pools kept, most recent first
 SEAL_KEY = "anchor:workers:seal"  # the workers' shared secret: 32 random bytes, made once
 SEAL_BYTES = 16  # of the HMAC-SHA256 kept in an entry's `m` field
 READ_COUNT = 64  # stream entries a read takes at a time (a piece: a few KiB)
+
+
+def _redis_error() -> type[Exception]:
+    """redis-py's base error, imported only when a pool meets through Redis: in-process
+    simulations (the CLI without a URL) never load the Redis client."""
+    from redis.exceptions import RedisError
+
+    return RedisError
 
 
 class Exchange(Protocol):
@@ -187,7 +193,7 @@ class RedisExchange:
         if self._alone is None:
             try:
                 return remote()
-            except (RedisError, Tampered) as exc:
+            except (_redis_error(), Tampered) as exc:
                 log.warning(
                     "Redis failed a pooled simulation; it goes on alone",
                     extra={"pool": self._key, "error": str(exc)},

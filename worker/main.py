@@ -251,7 +251,7 @@ def _run(args) -> int:
     queues = args.queue or ["anchor"]
     try:
         limits = limits_from(args)
-        lanes = lanes_from(args.lanes)
+        lanes = lanes_from(args.lane)
         specs = [parse_lexicon_spec(s) for s in (args.lexicon or ["english"])]
         registry = open_lexica(specs, dict(_pair(s) for s in (args.leaves or [])))
         connection = redis_connection(redis_url, args.redis_password_file)
@@ -329,16 +329,17 @@ def _refused(exc: Exception, redis_url: str) -> int:
     return 2
 
 
-def lanes_from(text: str | None) -> tuple[str, ...]:
-    """--lanes interactive,batch: the lanes served, first first."""
-    if not text:
+def lanes_from(given: list[str] | None) -> tuple[str, ...]:
+    """--lane interactive --lane batch (or --lane interactive,batch): the lanes served,
+    first first."""
+    if not given:
         return p.LANES
+    text = ",".join(given)
     lanes = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [lane for lane in lanes if lane not in p.LANES]
     if unknown or not lanes or len(set(lanes)) != len(lanes):
         raise ValueError(
-            f"bad --lanes {text!r}: a comma-separated list of distinct lanes from "
-            f"{', '.join(p.LANES)}"
+            f"bad --lane {text!r}: distinct lanes from {', '.join(p.LANES)}, each given once"
         )
     return lanes
 

@@ -6,10 +6,57 @@ of the client."""
 from __future__ import annotations
 
 import argparse
+import textwrap
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default (unless the help already says it), and
+    lines of a description or epilog that start with two spaces (examples) are kept as
+    written while the rest is wrapped."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        shown = ",".join(default) if isinstance(default, (list, tuple)) else default
+        return f"{text} (default: {shown})"
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks: list[str] = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if lines and all(line.startswith("  ") or line.endswith(":") for line in lines):
+                blocks.append("\n".join(indent + line for line in lines))
+            else:
+                blocks.append(
+                    textwrap.fill(
+                        " ".join(paragraph.split()),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                        break_on_hyphens=False,
+                    )
+                )
+        return "\n\n".join(blocks)
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (the usage is a --help away)."""
+    """argparse with one-line errors (the usage is a --help away), defaults in the help
+    and examples kept as written. Options are taken by their whole names only: an
+    abbreviation that works today would mean another option once one is added."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

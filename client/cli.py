@@ -4,34 +4,11 @@ every error into one line and an exit status."""
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
-
-from anchor.dictionaries.recipes import RECIPES
-
-from . import protocol
-from .arguments import (
-    Parser,
-    budget_option,
-    command,
-    json_option,
-    leaves_option,
-    lexicon_option,
-    non_negative,
-    package_version,
-    per_job_option,
-    position_options,
-    positive,
-    progress_option,
-    ruleset_option,
-    seed_option,
-    service_options,
-    show_board_option,
-    sim_options,
-    threads_option,
-    top_option,
-)
+import warnings
 
 # Positions the examples use: CAT on the centre row; and from a recorded game (Macondo's
 # issue 476) the turn with one tile left in the bag, and the next one, the bag empty.
@@ -56,6 +33,33 @@ def resolve_ruleset(args) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand. Its imports are here, not at the top, so that
+    `anchor --version` loads nothing of Anchor's."""
+    from anchor.dictionaries.recipes import RECIPES
+
+    from . import protocol
+    from .arguments import (
+        Parser,
+        budget_option,
+        command,
+        json_option,
+        leaves_option,
+        lexicon_option,
+        non_negative,
+        package_version,
+        per_job_option,
+        position_options,
+        positive,
+        progress_option,
+        ruleset_option,
+        seed_option,
+        service_options,
+        show_board_option,
+        sim_options,
+        threads_option,
+        top_option,
+    )
+
     parser = Parser(
         prog="anchor",
         description="Anchor: every legal play of a Scrabble-family position (English, "
@@ -349,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
          "anchor lexicon verify"),
         ("path", "print the file a name stands for", "look only in this folder",
          "anchor lexicon path english"),
+        ("index", "write the bingo-word file beside a KWG built elsewhere (wolges, MAGPIE), "
+         "which every start would otherwise build", "look only in this folder",
+         "anchor lexicon index mine.kwg"),
     ):  # fmt: skip
         a = command(actions, action, text, f"{text[0].upper()}{text[1:]}. {search}", example)
         a.add_argument(
@@ -360,6 +367,13 @@ def build_parser() -> argparse.ArgumentParser:
         if action == "install":
             a.add_argument(
                 "--force", action="store_true", help="rebuild even when installed and intact"
+            )
+        if action == "index":
+            a.add_argument(
+                "--ruleset",
+                dest="kwg_ruleset",  # not the commands' --ruleset, which falls back by itself
+                help="the rules whose alphabet the KWG is written in (default: its sidecar's, "
+                "else english)",
             )
 
     p = command(
@@ -407,8 +421,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["worker"]:  # the worker's own program, in this process's place
         os.execv(sys.executable, [sys.executable, "-m", "anchor.worker", *argv[1:]])
+    if argv == ["--version"]:  # before the parser, whose help loads the lexicon recipes
+        from importlib.metadata import version
+
+        print(f"anchor {version('anchor-scrabble')}")
+        return 0
     args = build_parser().parse_args(argv)
     prog = f"anchor {args.command}"  # errors name the command, as argparse's do
+    warnings.showwarning = functools.partial(_warning, prog)
     try:
         resolve_ruleset(args)
         module, name = args.func.split(":")  # imported only now: each command loads its own
@@ -438,6 +458,8 @@ def _user_error(exc: Exception) -> str | None:
     bug. The Redis client is consulted only when a command loaded it."""
     from anchor.engine import AnchorError
 
+    from . import protocol
+
     if isinstance(exc, (AnchorError, OSError)):
         return str(exc)
     if isinstance(exc, protocol.ProtocolError):  # the service's refusal, with its code
@@ -449,6 +471,11 @@ def _user_error(exc: Exception) -> str | None:
     if redis is not None and isinstance(exc, redis.RedisError):
         return f"Redis: {exc}"
     return None
+
+
+def _warning(prog: str, message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (a lexicon's missing or stale cache, say) as one line, like the errors."""
+    print(f"{prog}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _closed_pipe() -> int:

@@ -299,6 +299,15 @@ def cmd_lexicon(args) -> int:
         if not folder.is_dir():
             raise AnchorError(f"--dir {args.dir} is not a folder")
         dirs = [folder]
+    if args.action == "index":
+        if not args.names:
+            raise AnchorError("name the KWG files to index, e.g. anchor lexicon index mine.kwg")
+        for name in args.names:
+            path = lexica.lexicon_path(name, dirs)
+            rules = Ruleset.load(args.kwg_ruleset or lexica.lexicon_ruleset(str(path)) or "english")
+            written = Lexicon.open(path, rules).write_anagrams(path)
+            print(f"{path}: " + (f"wrote {written}" if written else "too large for the file"))
+        return 0
     if args.action == "path":
         for name in args.names or ["english"]:
             print(lexica.lexicon_path(name, dirs).resolve())

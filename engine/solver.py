@@ -11,7 +11,7 @@ from . import endgame as _endgame
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
-from .lexicon import Lexicon, LexiconWarning
+from .lexicon import Lexicon, LexiconWarning, anagram_path
 from .moves import EQUITY, Move, MoveList, exchanges
 from .notation import Play, parse_play, parse_rack
 from .rules import Ruleset
@@ -47,6 +47,14 @@ class Solver:
         except ValueError as exc:  # rules the generator cannot play exactly
             raise InputError(f"ruleset {rules.name}: {exc}") from None
         self._describe = self._generator.describe  # bound once: each MoveList carries it
+        if lexicon.path is not None and not anagram_path(lexicon.path).exists():
+            warnings.warn(
+                f"{lexicon.path} has no bingo-word file beside it, so each process builds "
+                "one as it starts (a tenth of a second or more, and its own memory): "
+                f"`anchor lexicon index {lexicon.path}` writes it",
+                LexiconWarning,
+                stacklevel=2,
+            )
         if self._generator.anagram_problem:  # a cache out of date: work on, but say so
             warnings.warn(
                 f"{lexicon.anagram_path}: {self._generator.anagram_problem}, not the bingo "

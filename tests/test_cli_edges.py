@@ -11,7 +11,7 @@ import pytest
 
 from anchor.engine import Lexicon, Ruleset
 
-from .conftest import ROOT
+from .conftest import ROOT, data_path
 
 pytestmark = pytest.mark.subprocess  # not in `make test-fast` (pyproject: markers)
 
@@ -186,3 +186,27 @@ def test_annotate_says_how_to_name_a_records_encoding(tmp_path):
     done = anchor("annotate", str(record), "--ruleset", "russian", "--no-progress",
                   "--out", str(tmp_path / "report"))  # fmt: skip
     assert "add '#character-encoding cp1251' as its first line" in done.stdout + done.stderr
+
+
+def test_a_bare_kwg_gets_a_hint_and_lexicon_index_writes_its_bingo_words(tmp_path):
+    """A KWG built elsewhere has no NAME.kwg.anagrams, so every start built the bingo-word
+    table (0.15 s of `anchor analyze`) without a word (issue 49): now a one-line warning
+    names `anchor lexicon index`, which writes the file; the plays are the same after."""
+    kwg = tmp_path / "mine.kwg"
+    kwg.write_bytes(data_path("kwg", "TWL06.kwg").read_bytes())
+    argv = ("analyze", "--lexicon", str(kwg), "--rack", "AEINRST", "--top", "3", "--json")
+    before = anchor(*argv)
+    assert before.returncode == 0, before.stderr
+    assert before.stderr.strip() == (
+        f"anchor analyze: warning: {kwg} has no bingo-word file beside it, so each process "
+        "builds one as it starts (a tenth of a second or more, and its own memory): "
+        f"`anchor lexicon index {kwg}` writes it"
+    )
+    index = anchor("lexicon", "index", str(kwg))
+    assert index.returncode == 0 and index.stdout.strip() == f"{kwg}: wrote {kwg}.anagrams"
+    after = anchor(*argv)
+    assert after.returncode == 0 and after.stderr == ""
+    assert after.stdout == before.stdout
+    assert Lexicon.open(kwg, Ruleset.load("english")).anagrams is not None
+    nothing = anchor("lexicon", "index")
+    assert nothing.returncode == 2 and "name the KWG files to index" in nothing.stderr

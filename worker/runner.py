@@ -1,29 +1,30 @@
 """Running a protocol request against the engine: the one implementation both the worker
 and the client's embedded (no Redis) mode use, so their answers are identical. Each kind
-has its function here (analysis in .analysis); each returns its typed result."""
+has its function here (analysis in .analysis); each returns its typed result. The engine
+modules of the other kinds are imported by their functions, on first use: one position's
+analysis in-process (`anchor analyze`) does not load annotation, self-play, simulation or
+training (a CLI command pays every import at each start)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
 from anchor.engine import Solver, WorkLimitError
-from anchor.engine.annotate import annotate_game
-from anchor.engine.gcg import parse_gcg
-from anchor.engine.leaves import Leaves
-from anchor.engine.preendgame import BAG_SIZES
-from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy, InvariantError, play_game
-from anchor.engine.simulate import SimPlayer, Simulation
-from anchor.engine.training import LeaveModel
 
 from .analysis import analyze_position, engine_position, run_analysis
 from .errors import engine_errors
-from .exchange import MEMORY_POOLS, Pools
-from .pooled import Setting, run_pooled
 from .registry import LexiconRegistry
+
+if TYPE_CHECKING:
+    from anchor.engine.leaves import Leaves
+    from anchor.engine.training import LeaveModel
+
+    from .exchange import Pools
 
 __all__ = ["Deadline", "LexiconRegistry", "analyze_position", "run", "run_request"]
 
@@ -91,6 +92,9 @@ def run(
 
 
 def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None):
+    from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy
+    from anchor.engine.simulate import SimPlayer, Simulation
+
     if name == "equity":
         return EquityPlayer(leaves)
     if name == "endgame":
@@ -113,6 +117,8 @@ def run_selfplay(
     request: p.SelfPlayRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.SelfPlayResult:
     """Whole games with every invariant checked (when asked); one record per game."""
+    from anchor.engine.selfplay import InvariantError, play_game
+
     solver = registry.solver(request.ruleset, request.lexicon)
     leaves = _players_leaves(request, registry, solver)
     games = []
@@ -157,6 +163,8 @@ def _players_leaves(
 ) -> Leaves | LeaveModel | None:
     """The leave values the seats that rank by equity use: a model being trained, or
     leave values by name."""
+    from anchor.engine.training import LeaveModel
+
     if request.model:
         try:
             return LeaveModel(solver.rules, request.model)
@@ -171,6 +179,10 @@ def run_annotate(
     request: p.AnnotateRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.AnnotateResult:
     """A recorded game, every turn analysed (and simulated, when asked)."""
+    from anchor.engine.annotate import annotate_game
+    from anchor.engine.gcg import parse_gcg
+    from anchor.engine.simulate import Simulation
+
     solver = registry.solver(request.ruleset, request.lexicon)
     with engine_errors(p.BAD_GAME, rack=p.BAD_GAME):
         leaves = None
@@ -239,6 +251,8 @@ def run_preendgame(
     request: p.PreendgameRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.PreendgameResult:
     """A pre-endgame (one tile in the bag), within the job's time."""
+    from anchor.engine.preendgame import BAG_SIZES
+
     solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
     seconds = deadline.budget()
     if request.seconds is not None:
@@ -270,6 +284,9 @@ def run_simulate(
     `pool`, the whole simulation, its rounds shared with the pool's other jobs (pooled.py)
     through `pools` (the worker's Redis; in-process, this process's memory)."""
     from anchor.engine import simulate
+
+    from .exchange import MEMORY_POOLS
+    from .pooled import Setting, run_pooled
 
     solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)

@@ -11,6 +11,7 @@ from anchor.client.protocol.settings import (
     non_negative,
     package_version,
     port,
+    positive,
     queue_name,
 )
 
@@ -69,6 +70,14 @@ def build_parser() -> Parser:
         default=0,
         help="lower this worker's CPU priority by this much (os.nice): batch workers beside "
         "an interactive-only one (--lane interactive) leave it the CPU a bot waits for",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive,
+        default=1,
+        help="run this many workers, forked from one process that opened the lexica: they "
+        "share its memory (a worker started apart holds its own); one that dies is started "
+        "again; with --name, NAME-1, NAME-2, ...; with --metrics-port, PORT, PORT+1, ...",
     )
     p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     p.add_argument(

@@ -33,6 +33,7 @@ from anchor.engine.lexicon import LexiconWarning, anagram_path
 from anchor.engine.rules import builtin_names
 
 from . import logs
+from .forks import supervise
 from .guard import AnchorJob
 from .metrics import HEALTH, METRICS, QueueDepths, serve
 from .queues import AnchorQueue, lane_queues
@@ -259,11 +260,39 @@ def _run(args) -> int:
         print(f"anchor worker: error: {exc}", file=sys.stderr)
         return 2
     atexit.register(release_all)
-    if args.metrics_port is not None:
+    setup = _Setup(registry, limits, lanes, queues, redis_url)
+    if args.workers > 1:  # forked from this process, which holds the lexica for them
+
+        def serve_one(index: int) -> int:
+            name = f"{args.name}-{index + 1}" if args.name else None
+            port = args.metrics_port + index if args.metrics_port else args.metrics_port
+            again = redis_connection(redis_url, args.redis_password_file)  # its own sockets
+            return _serve(args, setup, again, name, port)
+
+        return supervise(args.workers, serve_one)
+    return _serve(args, setup, connection, args.name, args.metrics_port)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What a worker serves with, opened once (and shared by forked workers)."""
+
+    registry: LexiconRegistry
+    limits: p.Limits
+    lanes: tuple[str, ...]
+    queues: list[str]
+    redis_url: str
+
+
+def _serve(args, setup: _Setup, connection: Redis, name: str | None, metrics_port) -> int:
+    """One worker on the opened lexica: metrics, registration, then jobs until stopped."""
+    registry, limits, lanes = setup.registry, setup.limits, setup.lanes
+    queues, redis_url = setup.queues, setup.redis_url
+    if metrics_port is not None:
         try:
-            server = serve(METRICS, args.metrics_host, args.metrics_port)
+            server = serve(METRICS, args.metrics_host, metrics_port)
         except OSError as exc:
-            where = f"{args.metrics_host}:{args.metrics_port}"
+            where = f"{args.metrics_host}:{metrics_port}"
             print(
                 f"anchor worker: error: cannot serve metrics on {where}: {exc.strerror}",
                 file=sys.stderr,
@@ -277,14 +306,14 @@ def _run(args) -> int:
         try:
             _wait_for_redis(connection, redis_url)
             worker = build_worker(
-                connection, queues, registry, args.name, args.maintenance_interval, limits, lanes
+                connection, queues, registry, name, args.maintenance_interval, limits, lanes
             )
         except Exception as exc:  # a wrong password, not a Redis: one clear line, exit
             if redis_trouble(exc):
                 continue  # gone again between the ping and RQ's first command
             print(f"anchor worker: error: Redis at {redacted(redis_url)}: {exc}", file=sys.stderr)
             return 2
-    if args.metrics_port is not None:
+    if metrics_port is not None:
         METRICS.watch_queues(QueueDepths(_scrape_connection(worker), _lane_keys(queues)))
     try:  # what RQ cannot decode, in keys it reads only now and then (registries, sets)
         worker.scrub()

@@ -1,0 +1,114 @@
+"""`anchor worker --workers N`: workers forked from one process that opened the lexica
+(issue 49, memory per worker), against a real redis-server: each registers under its own
+name and answers, one killed is started again with nothing lost, SIGTERM stops them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import redis
+
+from anchor.client import protocol as p
+from anchor.client.client import AnalysisClient
+
+from .conftest import ROOT, data_path
+from .service import wait_until
+
+pytestmark = pytest.mark.service  # not in `make test-fast` (pyproject: markers)
+
+BENCH = [
+    ln
+    for ln in data_path("bench", "positions.cgp").read_text().splitlines()
+    if ln.strip() and not ln.startswith("#")
+]
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.add(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def registered(r: redis.Redis, names: list[str]) -> dict[str, int]:
+    pids = {n: r.hget(f"rq:worker:{n}", "pid") for n in names}
+    return {n: int(v) for n, v in pids.items() if v is not None}
+
+
+def test_forked_workers_serve_survive_a_kill_and_stop_together(server, tmp_path):
+    queue = "forks"
+    names = [f"fork-{i}" for i in (1, 2, 3)]
+    log = open(tmp_path / "workers.log", "w")
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", server.url,
+         "--queue", queue, "--name", "fork", "--workers", "3", "--lexicon", "english",
+         "--maintenance-interval", "1"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )  # fmt: skip
+    r = redis.Redis.from_url(server.url)
+    try:
+        wait_until(lambda: len(registered(r, names)) == 3, 60, "three forked workers")
+        first = registered(r, names)
+        assert set(first.values()) == children(parent.pid)  # forked from the one process
+
+        client = AnalysisClient(server.url, queue=queue)
+        requests = [p.Request(positions=(p.Position(cgp=cgp, limit=5),)) for cgp in BENCH * 4]
+        inline = AnalysisClient()
+        wanted = [inline.analyze(req)["moves"] for req in requests[: len(BENCH)]]
+        answers = client.analyze_many(requests, timeout=120)
+        assert [a["moves"] for a in answers] == wanted * 4
+
+        os.kill(first["fork-2"], signal.SIGKILL)  # a worker dies: the parent starts it again
+        wait_until(
+            lambda: registered(r, names).get("fork-2") not in (None, first["fork-2"]),
+            60,
+            "fork-2 started again",
+        )
+        assert registered(r, names)["fork-2"] in children(parent.pid)
+        answers = client.analyze_many(requests, timeout=120)
+        assert [a["moves"] for a in answers] == wanted * 4
+
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(30) == 0
+        assert not children(parent.pid)
+        members = {m.decode() for m in r.smembers("rq:workers")}
+        assert not members & {f"rq:worker:{n}" for n in names}  # each said it stopped
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        log.close()
+    said = (tmp_path / "workers.log").read_text()
+    assert "a worker died; starting it again" in said and "Traceback" not in said
+
+
+def test_a_forked_worker_refused_its_configuration_is_not_restarted(server, tmp_path):
+    """Status 2 (here: a metrics port already taken) is a configuration to fix, not a crash
+    to retry: the parent reports it and exits with it once the others stop."""
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", server.url,
+             "--queue", "forks2", "--workers", "2", "--lexicon", "english", "--burst",
+             "--metrics-port", str(port - 1)],
+            capture_output=True, text=True, cwd=ROOT, timeout=120,
+        )  # fmt: skip
+    finally:
+        busy.close()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"cannot serve metrics on 127.0.0.1:{port}" in done.stderr
+    assert "starting it again" not in done.stderr

@@ -15,6 +15,7 @@ from anchor.engine import AnchorError
 from .protocol import SIM_RANKS
 from .protocol.settings import (  # noqa: F401  (re-exported for the subcommands)
     Parser,
+    VersionAction,
     log_level,
     non_negative,
     package_version,

@@ -40,13 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     from . import protocol
     from .arguments import (
         Parser,
+        VersionAction,
         budget_option,
         command,
         json_option,
         leaves_option,
         lexicon_option,
         non_negative,
-        package_version,
         per_job_option,
         position_options,
         positive,
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "command's own 'no' (an invalid play, records not annotated), 2 bad input or an "
         "unreachable service, 70 a bug.",
     )
-    parser.add_argument("--version", action="version", version=f"anchor {package_version()}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = command(

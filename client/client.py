@@ -8,10 +8,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from multiprocessing import get_all_start_methods, get_context
 
 from . import protocol as p
 from .protocol.connection import ServiceError, connect, redacted
@@ -38,6 +35,12 @@ def _transient() -> tuple[type[Exception], ...]:
     """The errors of a Redis that is restarting or unreachable: wait, or say so."""
     errors = redis_errors()
     return (errors.ConnectionError, errors.TimeoutError)
+
+
+def _can_fork() -> bool:
+    from multiprocessing import get_all_start_methods  # only when processes are asked for
+
+    return "fork" in get_all_start_methods()
 
 
 def _lost(gone: int, of: int) -> ServiceError:
@@ -116,7 +119,7 @@ class AnalysisClient:
         if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
             raise ValueError(f"threads must be a whole number 1..256, not {threads!r}")
         self.threads = threads  # embedded: requests analyze_many runs at once
-        self.processes = processes and threads > 1 and "fork" in get_all_start_methods()
+        self.processes = processes and threads > 1 and _can_fork()
         self._warm = False  # embedded: whether a request has run (and loaded its lexica)
         self.redis_url = redis_url
         self.job_timeout = job_timeout
@@ -237,6 +240,8 @@ class AnalysisClient:
                     out.append(result)
                     bar and bar.step(1, [result])
             elif rest:
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(self.threads) as pool:
                     for result in pool.map(self._run_local, rest):
                         out.append(result)
@@ -368,6 +373,10 @@ class AnalysisClient:
         client (and the lexica it has opened). Children ignore Ctrl-C: the parent cancels
         what has not started and waits only for the jobs running. A child that dies (killed,
         or out of memory) is a ServiceError, not a traceback."""
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        from multiprocessing import get_context
+
         pool = ProcessPoolExecutor(
             self.threads, mp_context=get_context("fork"), initializer=_adopt, initargs=(self,)
         )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from anchor.client.cli import build_parser
+from anchor.client.protocol.settings import VersionAction
 from anchor.worker.cli import build_parser as worker_parser
 
 from .conftest import DEFAULT_KWG, ROOT, data_path
@@ -49,7 +50,7 @@ def leaf_commands():
 def options(parser: argparse.ArgumentParser):
     for action in parser._actions:
         if action.option_strings and not isinstance(
-            action, argparse._HelpAction | argparse._VersionAction
+            action, argparse._HelpAction | argparse._VersionAction | VersionAction
         ):
             yield action
 

@@ -7,9 +7,9 @@ import sys
 
 from anchor.client.protocol.settings import (
     Parser,
+    VersionAction,
     log_level,
     non_negative,
-    package_version,
     port,
     positive,
     queue_name,
@@ -27,7 +27,7 @@ def build_parser() -> Parser:
         "redis://anchor-worker@localhost:6379/0\n  anchor-worker --lexicon english "
         "--lexicon mine@russian=/srv/mine.kwg --lane batch --metrics-port 9100",
     )
-    p.add_argument("--version", action="version", version=f"anchor {package_version()}")
+    p.add_argument("--version", action=VersionAction)
     p.add_argument(
         "--lexicon",
         action="append",

@@ -62,6 +62,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class VersionAction(argparse.Action):
+    """--version, reading the installed version only when asked (importlib.metadata costs
+    every other command a few hundredths of a second)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, **kw):
+        kw.setdefault("help", "print the installed version and exit")
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"anchor {package_version()}")
+        parser.exit(0)
+
+
 def package_version() -> str:
     """The installed distribution's version (anchor-scrabble)."""
     from importlib.metadata import PackageNotFoundError, version

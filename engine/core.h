@@ -562,11 +562,17 @@ static inline int resize(void **array, size_t cap, size_t size) {
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys);
+void anagram_codes(Anagrams *set, int a);
 int anagrams_filter(Anagrams *a);
 
 /* anagram_file.c: the bingo words as a file every worker maps */
+uint64_t digest64(const uint8_t *p, size_t n);
+uint64_t digest64_from(uint64_t seed, const uint8_t *p, size_t n);
 size_t anagrams_file_size(const Anagrams *set, const WordKeys *words);
-void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack, uint8_t *out);
+void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack,
+                         uint64_t kwg, int gaddag, uint8_t *out);
+int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
+                   Anagrams *view, WordKeys *view_words, int *gaddag);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);

@@ -56,6 +56,29 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
     return 0;
 }
 
+/* Take the bingo words and word-key filter of a file written for exactly this KWG, intact
+ * and sound (anagrams_trust), without building them: 1 then (with *covers what the file
+ * says of the GADDAG), 0 when the file must be compared with a built set instead, -1 on a
+ * Python error. */
+static int trust_anagram_file(Generator *self, PyObject *file, int *covers) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
+    Anagrams mapped;
+    memset(&mapped, 0, sizeof mapped);
+    anagram_codes(&mapped, self->core.rules.alphabet);
+    WordKeys mapped_words;
+    if (!anagrams_trust(view.buf, (size_t)view.len, self->core.rules.alphabet,
+                        self->core.rules.rack_size, self->kwg_digest, &mapped, &mapped_words, covers)) {
+        PyBuffer_Release(&view);
+        return 0;
+    }
+    self->core.anagrams = mapped;
+    self->core.words = mapped_words;
+    self->words_borrowed = mapped_words.bits != NULL;
+    self->anagram_file = view;
+    return 1;
+}
+
 static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"kwg", "rows", "cols", "values", "letter_mult", "word_mult",
                             "centre_row", "centre_col", "rack_size", "bingo", "anagrams",
@@ -135,12 +158,23 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         }
     }
     if (build_runs(self->core.nodes, self->core.extent, r->alphabet, &self->core.runs) < 0 ||
-        build_reach(self->core.nodes, self->core.extent, r->alphabet, &self->core.reach) < 0 ||
+        build_reach(self->core.nodes, self->core.extent, r->alphabet, &self->core.reach) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->kwg_digest = digest64(self->kwg.buf, (size_t)self->kwg.len);
+    int covers = 0;
+    if (file != Py_None) {
+        int trusted = trust_anagram_file(self, file, &covers);
+        if (trusted < 0) return -1;
+        self->anagram_trusted = trusted;
+    }
+    if (!self->anagram_trusted &&
         build_anagrams(self->core.nodes, self->core.extent, r->alphabet, r->rack_size, &self->core.anagrams, &self->core.words) < 0) {
         PyErr_NoMemory();
         return -1;
     }
-    if (file != Py_None && adopt_anagram_file(self, file) < 0) return -1;
+    if (file != Py_None && !self->anagram_trusted && adopt_anagram_file(self, file) < 0) return -1;
     if (self->core.anagrams.slots && anagrams_filter(&self->core.anagrams) < 0) {
         PyErr_NoMemory();
         return -1;
@@ -152,7 +186,10 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     malloc_trim(0);
 #endif
     uint32_t gaddag = kwg_arc(self->core.nodes[1]);
-    self->core.gaddag = gaddag_covers(self->core.nodes, kwg_arc(self->core.nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
+    if (self->anagram_trusted) /* the file says, for exactly this KWG */
+        self->core.gaddag = covers ? gaddag : 0;
+    else
+        self->core.gaddag = gaddag_covers(self->core.nodes, kwg_arc(self->core.nodes[0]), gaddag, GADDAG_CHECK_STEPS) ? gaddag : 0;
     return 0;
 }
 
@@ -610,7 +647,7 @@ static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (out)
         anagrams_file_write(&c->anagrams, &c->words, c->rules.alphabet, c->rules.rack_size,
-                            (uint8_t *)PyBytes_AS_STRING(out));
+                            self->kwg_digest, c->gaddag != 0, (uint8_t *)PyBytes_AS_STRING(out));
     return out;
 }
 
@@ -651,6 +688,11 @@ static PyObject *Generator_anagram_source(Generator *self, void *closure) {
                                                         : "none");
 }
 
+static PyObject *Generator_anagram_trusted(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->anagram_trusted);
+}
+
 static PyObject *Generator_anagram_problem(Generator *self, void *closure) {
     (void)closure;
     if (!self->anagram_problem) Py_RETURN_NONE;
@@ -661,6 +703,10 @@ static PyGetSetDef Generator_getset[] = {
     {"anagram_problem", (getter)Generator_anagram_problem, NULL,
      "Why the bingo-word file given was not used (None when it was, or was written for "
      "another rack size, or none was given).",
+     NULL},
+    {"anagram_trusted", (getter)Generator_anagram_trusted, NULL,
+     "Whether the bingo-word file was taken by its digests (written for exactly this KWG, "
+     "intact, its tables sound), so that no set was built and the GADDAG not walked.",
      NULL},
     {"anagram_source", (getter)Generator_anagram_source, NULL,
      "Where the bingo words the bounds use come from: 'file' (a mapped file, shared by every "

@@ -26,6 +26,8 @@ typedef struct {
     int words_borrowed; /* core.words.bits lie in the anagram file (anagram_file.c), not ours to free */
     Py_buffer anagram_file; /* held while the set's arrays lie in it (core.anagrams.borrowed) */
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
+    uint64_t kwg_digest; /* digest64 of the KWG's bytes: what an anagram file is written for */
+    int anagram_trusted; /* the file's set taken by its digests, none built (anagrams_trust) */
     /* generate's last board, and the two searches (one a pass) it runs in when no other
      * thread's call holds them: once the same board comes again (one position asked about
      * for several racks, or asked again) their passes are prepared for every letter and

@@ -203,10 +203,15 @@ static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node
  * node, gets neither (a made-up graph can hold far more words than nodes), and the search
  * then keeps the bingo and every part's leave in every bound. Returns -1 when memory is
  * out. */
+/* The letters' codes a set's keys sum (the same for every set: a file's keys are ours). */
+void anagram_codes(Anagrams *set, int a) {
+    for (int t = 0; t <= a; t++) set->code[t] = letter_code((unsigned)t);
+}
+
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys) {
     memset(out, 0, sizeof *out);
     keys->bits = NULL;
-    for (int t = 0; t <= a; t++) out->code[t] = letter_code((unsigned)t);
+    anagram_codes(out, a);
     Anagrams set = *out;
     set.slots = calloc(1024, sizeof *set.slots);
     set.head = calloc(1024, sizeof *set.head);

@@ -45,11 +45,12 @@ def plays(solver: Solver, cgp: str, **kw) -> list[tuple[str, int]]:
 
 def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path):
     assert anagram_path(saved).stat().st_size > 1 << 20
-    header = anagram_path(saved).read_bytes()[:64]
-    assert struct.unpack_from("=I", header, 8)[0] == 2  # the format with the word-key filter
+    header = anagram_path(saved).read_bytes()[:96]
+    assert struct.unpack_from("=I", header, 8)[0] == 3  # the format with the digests
     assert struct.unpack_from("=Q", header, 56)[0] == 1 << 15  # its 2^21 bits, as 64-bit words
     mapped = Solver(Lexicon.open(saved, english), english)
     assert mapped._generator.anagram_source == "file"
+    assert mapped._generator.anagram_trusted  # written for this KWG: taken, nothing built
     bare = tmp_path / "bare.kwg"
     shutil.copyfile(saved, bare)
     built = Solver(Lexicon.open(bare, english), english)
@@ -86,13 +87,13 @@ def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
 def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     """(what, bytes, what the refusal says) for a good file `data`."""
     header = bytearray(data)
-    header[8:12] = struct.pack("=I", 1)  # the format before the word-key filter
+    header[8:12] = struct.pack("=I", 2)  # the format before the digests
     counts = bytearray(data)
     counts[40:48] = struct.pack("=Q", 1 << 40)
     flipped = bytearray(data)
     flipped[-1] ^= 0x40
     filter_bit = bytearray(data)  # a bit of the word-key filter, right after the header
-    filter_bit[64 + 4321] ^= 0x10
+    filter_bit[96 + 4321] ^= 0x10
     return [
         ("cut short", data[:-9], "not the length its header gives"),
         ("only a header's worth", data[:20], "shorter than its header"),
@@ -142,8 +143,12 @@ def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LexiconWarning)
         solver = Solver(Lexicon.open(path, english), english)
-    # used only when it is the set itself; else set aside, the generator's own set used
-    assert (solver._generator.anagram_source == "file") == (bytes(bad) == good)
+    # taken by its digests only when intact; used only when its tables are the set itself
+    # (its digests and flags, bytes 64..95, may differ: the tables are then compared);
+    # else set aside, the generator's own set used
+    same_tables = len(bad) == len(good) and bad[:64] == good[:64] and bad[96:] == good[96:]
+    assert solver._generator.anagram_trusted == (bytes(bad) == good)
+    assert (solver._generator.anagram_source == "file") == same_tables
     assert plays(solver, BENCH[3]) == plays(Solver(built, english), BENCH[3])
 
 
@@ -218,3 +223,107 @@ def test_a_huge_bingo_word_file_is_not_copied_into_a_workers_memory(
     said = [r.getMessage() for r in caplog.records if r.name == "anchor.worker"]
     assert said and said[0].startswith(f"{anagram_path(path)}: 67,108,864 bytes")
     assert snapshot.release(kwg)
+
+
+# An independent reading of the file's digests (anagram_file.c, digest64): eight bytes a
+# step, native order (the file's), the tail zero-padded.
+MASK = (1 << 64) - 1
+
+
+def digest64(data: bytes, seed: int = 0x9E3779B97F4A7C15) -> int:
+    h = seed ^ len(data)
+    full = len(data) - len(data) % 8
+    for (w,) in struct.iter_unpack("=Q", data[:full]):
+        h = ((h ^ w) * 0xBF58476D1CE4E5B9) & MASK
+        h ^= h >> 31
+    tail = int.from_bytes(data[full:] + bytes(8 - len(data) + full), "little")
+    h = ((h ^ tail) * 0x94D049BB133111EB) & MASK
+    return h ^ (h >> 29)
+
+
+def with_digest(data: bytes) -> bytes:
+    """`data` with its file digest (offset 72) made right for what it now holds."""
+    head = bytearray(data[:96])
+    head[72:80] = bytes(8)
+    digest = digest64(data[96:], seed=digest64(bytes(head)))
+    head[72:80] = struct.pack("=Q", digest)
+    return bytes(head) + data[96:]
+
+
+def test_the_digests_are_of_the_kwg_and_of_the_file(saved, english, tmp_path):
+    data = anagram_path(saved).read_bytes()
+    kwg_digest, file_digest = struct.unpack_from("=QQ", data, 64)
+    assert kwg_digest == digest64(saved.read_bytes())
+    assert with_digest(data) == data and file_digest != 0
+    assert struct.unpack_from("=I", data, 80)[0] == 0  # a DAWG alone: no GADDAG to cover it
+    magpie = tmp_path / "TWL06.kwg"  # MAGPIE's file: the DAWG and a GADDAG covering it
+    shutil.copyfile(data_path("kwg", "TWL06.kwg"), magpie)
+    Lexicon.open(magpie, english).write_anagrams(magpie)
+    assert struct.unpack_from("=I", anagram_path(magpie).read_bytes(), 80)[0] == 1
+    solver = Solver(Lexicon.open(magpie, english), english)
+    assert solver._generator.anagram_trusted and solver._generator.gaddag
+
+
+def unsound(data: bytes) -> list[tuple[str, bytes]]:
+    """Files whose digests are right for what they hold but whose tables are not sound:
+    what a stranger who can write the lexicon folder could make. Each must be compared
+    with a built set (and refused), never followed into a loop or out of bounds."""
+    slots, keys, words, tiles, word_keys = struct.unpack_from("=QQQQQ", data, 24)
+    at_slots = 96 + word_keys * 8
+    at_head = at_slots + slots * 8
+    at_next = at_head + slots * 4
+    at_start = at_next + words * 4
+    at_length = at_start + words * 4
+    at_tiles = at_length + words
+
+    def put(fmt: str, offset: int, value: int) -> bytes:
+        out = bytearray(data)
+        struct.pack_into(fmt, out, offset, value)
+        return with_digest(bytes(out))
+
+    used = next(i for i in range(slots) if struct.unpack_from("=Q", data, at_slots + 8 * i)[0])
+    return [
+        ("a chain that loops", put("=I", at_next + 4 * 5, 6)),  # word 5 (1-based 6) to itself
+        ("a chain head past the words", put("=I", at_head + 4 * used, words + 1)),
+        ("a word past the tiles", put("=I", at_start + 4 * (words - 1), tiles)),
+        ("a word too long for a board", put("=B", at_length, 200)),
+        ("a letter not of the alphabet", put("=B", at_tiles, 60)),
+        ("a key count the slots do not hold", put("=Q", 32, keys + 1)),
+    ]
+
+
+def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
+    saved, twl06, english, tmp_path
+):
+    data = anagram_path(saved).read_bytes()
+    path = tmp_path / "twl06.kwg"
+    shutil.copyfile(saved, path)
+    want = plays(Solver(twl06, english), BENCH[4])
+    for what, bad in unsound(data):
+        anagram_path(path).write_bytes(bad)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", LexiconWarning)
+            solver = Solver(Lexicon.open(path, english), english)
+        assert not solver._generator.anagram_trusted, what
+        assert solver._generator.anagram_source == "built", what
+        assert any("built from another lexicon" in str(w.message) for w in said), what
+        assert plays(solver, BENCH[4]) == want, what
+
+
+def test_a_file_for_the_same_words_in_another_kwg_is_compared_then_shared(saved, english, tmp_path):
+    """MAGPIE's TWL06.kwg holds the words of `saved` (a DAWG alone) and a GADDAG: the file
+    written for `saved` is not trusted for it, but it holds exactly the set this KWG
+    builds, so it is shared after the comparison."""
+    magpie = tmp_path / "TWL06.kwg"  # the same words, with a GADDAG
+    shutil.copyfile(data_path("kwg", "TWL06.kwg"), magpie)
+    shutil.copyfile(anagram_path(saved), anagram_path(magpie))
+    solver = Solver(Lexicon.open(magpie, english), english)
+    assert not solver._generator.anagram_trusted
+    assert solver._generator.anagram_source == "file"
+    assert solver._generator.anagram_problem is None
+    stamped = bytearray(anagram_path(saved).read_bytes())  # a digest of another KWG, too
+    struct.pack_into("=Q", stamped, 64, 1)
+    anagram_path(magpie).write_bytes(with_digest(bytes(stamped)))
+    solver = Solver(Lexicon.open(magpie, english), english)
+    assert not solver._generator.anagram_trusted
+    assert solver._generator.anagram_source == "file"

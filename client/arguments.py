@@ -16,12 +16,14 @@ from .protocol import SIM_RANKS
 from .protocol.settings import (  # noqa: F401  (re-exported for the subcommands)
     Parser,
     VersionAction,
+    at_most,
     log_level,
     non_negative,
     package_version,
     port,
     positive,
     queue_name,
+    seconds,
 )
 
 
@@ -39,10 +41,15 @@ def output_file(given: str, what: str) -> Path:
     return path
 
 
+KLV2_NOTE = "english.klv2: the leave values the train-leaves example writes."
+
+
 def command(sub, name: str, summary: str, description: str, *examples: str) -> Parser:
     """A subcommand with its one-line summary (in `anchor --help`), a description and
-    examples (in `anchor NAME --help`)."""
+    examples (in `anchor NAME --help`), with a note on english.klv2 when one names it."""
     epilog = "example:\n" + "\n".join(f"  {line}" for line in examples) if examples else None
+    if any("english.klv2" in line for line in examples) and "train-leaves" not in name:
+        epilog += f"\n\n{KLV2_NOTE}"
     return sub.add_parser(name, help=summary, description=description, epilog=epilog)
 
 
@@ -68,7 +75,7 @@ def lexicon_option(parser, default: str = "the ruleset's") -> None:
     )
 
 
-def leaves_option(parser, default: str = "none: rank by score") -> None:
+def leaves_option(parser, default: str) -> None:
     parser.add_argument(
         "--leaves",
         help="leave values for ranking by equity (score + the value of the tiles kept): an "
@@ -176,7 +183,7 @@ def top_option(parser, default: int | None) -> None:
 def budget_option(parser) -> None:
     parser.add_argument(
         "--budget",
-        type=float,
+        type=seconds,
         help="seconds the search may take; past them, the best answer found so far, said to "
         "be unproven (default: no limit)",
     )
@@ -244,7 +251,7 @@ def service_options(parser, lane: str, timeout: float) -> None:
     lane_option(parser, lane)
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=timeout,
         help="seconds to wait for the answer",
     )

@@ -22,6 +22,10 @@ PREENDGAME_CGP = "'" + _LATE.format("5", "7", "4") + " ADEIQRS/ 359/405 0'"
 ENDGAME_CGP = "'" + _LATE.format("1Q3", "3I3", "S3") + " ?AHLNUU/ADEMR 405/389 0'"
 
 
+# Where leave values come from when --leaves is not given (worker/registry.py).
+LEAVES_BY_LEXICON = "the lexicon's: NAME.klv2 named after it, beside it or in the lexica folders"
+
+
 def resolve_ruleset(args) -> None:
     """Fill in --ruleset when it was not given: the lexicon's own (its sidecar), else the
     command's default. A lexicon built for another alphabet is refused when opened."""
@@ -41,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .arguments import (
         Parser,
         VersionAction,
+        at_most,
         budget_option,
         command,
         json_option,
@@ -116,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("score", "equity"),
         help="rank by score, or by equity (default: equity with --leaves, else score)",
     )
-    leaves_option(p)
+    leaves_option(p, LEAVES_BY_LEXICON + ", when ranking by equity or simulating")
     show_board_option(p)
     json_option(p)
     sim = p.add_argument_group(
@@ -167,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--parts",
-        type=positive,
+        type=at_most(1024),
         default=1,
         help="split the search over this many jobs (workers) after the first play",
     )
@@ -218,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         "simulates before every move; endgame plays by equity until the bag is empty, "
         "then solves the endgame exactly",
     )
-    leaves_option(p, "none: equity, sim and endgame players need it")
+    leaves_option(p, LEAVES_BY_LEXICON + ", for equity, sim and endgame players")
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")
     sim_options(p, iterations=100)
     per_job_option(p, "games", 10)
@@ -253,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(default_ruleset=None)
     lexicon_option(p)
     top_option(p, 5)
-    leaves_option(p)
+    leaves_option(p, "none: rank by score; simulating needs it")
     sim_options(p, iterations=0, check=non_negative)
     seed_option(p)
     progress_option(p)
@@ -300,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "show",
         "render a position",
-        "Render a position's board, with its racks, scores and the tiles unseen.",
+        "Render a position's board, and the rack to move when the CGP or --rack gives one.",
         f"anchor show --cgp {EXAMPLE_CGP}",
     )
     p.add_argument(
@@ -426,7 +431,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"anchor {version('anchor-scrabble')}")
         return 0
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command's own parser, not the top one's
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+    _check_combinations(_command_parser(parser, args), args)
     prog = f"anchor {args.command}"  # errors name the command, as argparse's do
     warnings.showwarning = functools.partial(_warning, prog)
     try:
@@ -451,6 +460,36 @@ def main(argv: list[str] | None = None) -> int:
             "ANCHOR_DEBUG=1 shows the traceback)",
             70,
         )
+
+
+# analyze's options that shape a simulation: given without --sim they would do nothing.
+SIM_ONLY = {"sim_iterations", "sim_candidates", "sim_plies", "sim_rank_by", "confidence",
+            "seed", "iterations_per_job"}  # fmt: skip
+
+
+def _check_combinations(parser: argparse.ArgumentParser, args) -> None:
+    """Refuse what parses but would be ignored: an empty --out, the simulation's options
+    without --sim."""
+    if getattr(args, "out", None) is not None and not args.out.strip():
+        parser.error("argument --out: empty; give the file or folder to write")
+    if args.command == "analyze" and not args.sim:
+        given = [
+            a.option_strings[0]
+            for a in parser._actions
+            if a.dest in SIM_ONLY and getattr(args, a.dest) != a.default
+        ]
+        if given:
+            parser.error(f"{', '.join(given)} shape a simulation: add --sim, or leave them out")
+
+
+def _command_parser(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` were parsed for: `anchor lexicon path`'s."""
+    for name in (args.command, getattr(args, "action", None)):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not name or not subs or name not in subs[0].choices:
+            break
+        parser = subs[0].choices[name]
+    return parser
 
 
 def _user_error(exc: Exception) -> str | None:

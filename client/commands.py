@@ -26,6 +26,8 @@ DEMO_PLAY = "10B DONATES"
 
 
 def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
+    if args.cgp and args.board:
+        raise AnchorError("give the position once: --cgp or --board, not both")
     if args.cgp:
         position = Position.read(rules, args.cgp, args.rack)
         board, rack = position.board, position.rack or None
@@ -37,13 +39,21 @@ def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
     return board, rack
 
 
+def _shown(path) -> str:
+    """A path as a user finds it: relative to the current folder when it lies below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def cmd_demo(args) -> int:
     rules = Ruleset.load("english")
     lexicon = open_lexicon(args.lexicon, rules)
     solver = Solver(lexicon, rules)
     position = parse_cgp(rules, DEMO_CGP)
     rack = position.racks[0]
-    print(f"Anchor demo — {rules.title}, lexicon {lexicon.path} ({len(lexicon):,} words)")
+    print(f"Anchor demo — {rules.title}, lexicon {_shown(lexicon.path)} ({len(lexicon):,} words)")
     print(f"{DEMO_GAME}\n")
     print(position.board.render())
     print(f"\nRack: {rack}    Play: {DEMO_PLAY}\n")
@@ -67,6 +77,8 @@ def cmd_demo(args) -> int:
 def cmd_analyze(args) -> int:
     """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
+    if args.cgp and args.board:
+        raise AnchorError("give the position once: --cgp or --board, not both")
     if not (args.cgp or args.board) and args.rack is None:
         raise AnchorError(
             "no position: give --cgp CGP (or --board FILE with --rack RACK; --rack alone "
@@ -127,7 +139,7 @@ def cmd_analyze(args) -> int:
     rack = args.rack if args.rack is not None else Position.read(rules, args.cgp).rack
     total = found.total
     if total is None:
-        listed = f"the top {len(moves)} plays"
+        listed = f"the top {len(moves)} plays" if len(moves) != 1 else "the best play"
     else:
         listed = f"top {len(moves)} of {total} plays" if len(moves) < total else f"{total} plays"
     on = "" if args.cgp or args.board else " on an empty board"
@@ -229,6 +241,8 @@ def cmd_score(args) -> int:
     else:
         result = Solver(lexicon, rules).validate_play(board, args.play, rack=rack)
         score = result.score
+    if result.play is None:  # not a play at all: bad input, not the command's "no"
+        raise AnchorError(f"{args.play!r}: {'; '.join(result.errors)}")
     if args.json:
         out = {
             "play": result.play.notation if result.play else args.play,
@@ -327,7 +341,14 @@ def cmd_lexicon(args) -> int:
             print(f"{name}: " + ("ok" if not problems else "; ".join(problems)) + f"  ({path})")
         return 1 if bad else 0
     rows = [("name", "ruleset", "words", "where", "source")]
+    if args.names:  # only those named
+        unknown = [n for n in args.names if n not in RECIPES and n not in found]
+        if unknown:
+            raise AnchorError(f"no recipe or installed lexicon named {', '.join(unknown)}")
+        found = {n: item for n, item in found.items() if n in args.names}
     for name, recipe in RECIPES.items():
+        if args.names and name not in args.names:
+            continue
         item = found.pop(name, None)
         where = (
             str(item.path) if item else "not installed" + ("" if recipe.default else " (opt-in)")

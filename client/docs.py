@@ -37,7 +37,7 @@ def doc_path(name: str) -> Path:
 
 def cmd_docs(args) -> int:
     """List the documents, print one, or with --path say where it is."""
-    if not args.name:
+    if args.name is None:
         width = max(len(n) for n in DOCS)
         for name, (relative, about) in DOCS.items():
             print(f"{name:<{width}}  {about} ({relative})")

@@ -175,7 +175,11 @@ def verify(path: Path, pinned: str | None = None) -> list[str]:
     except LexiconError as exc:
         return [str(exc)]
     if info is None:
-        return [f"{path} has no sidecar ({path.name}.json): reinstall it or pass --ruleset"]
+        return [
+            f"{path} has no sidecar ({path.name}.json), so there is nothing to check it "
+            "against: `anchor lexicon install` builds the pinned lexica with theirs, "
+            "`anchor build-lexicon` one of your own"
+        ]
     problems = []
     digest = sha256_file(path)
     if digest != info.sha256:

@@ -189,7 +189,7 @@ class Lexicon:
             why = getattr(exc, "strerror", None) or str(exc)
             warnings.warn(
                 f"{path}: cannot be mapped ({why}), so it is not used (each process builds "
-                f"its own: more memory); `anchor lexicon install` writes it anew, or delete it",
+                f"its own: more memory); `anchor lexicon index` writes it anew, or delete it",
                 LexiconWarning,
                 stacklevel=3,
             )

@@ -167,7 +167,7 @@ def parse_rack(rules: Ruleset, text: str) -> tuple[int, ...]:
         tiles.append(tile)
     if len(tiles) > rules.rack_size:
         raise RackError(
-            f"rack {text!r} holds {len(tiles)} tiles; a {rules.name} rack holds at most "
+            f"rack {text!r} holds {len(tiles)} tiles; a rack of {rules.name} holds at most "
             f"{rules.rack_size}"
         )
     return tuple(tiles)

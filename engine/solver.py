@@ -59,7 +59,7 @@ class Solver:
             warnings.warn(
                 f"{lexicon.anagram_path}: {self._generator.anagram_problem}, not the bingo "
                 f"words of {lexicon.path}, so it is not used (each process builds its own: "
-                f"more memory); `anchor lexicon install` writes it anew, or delete it",
+                f"more memory); `anchor lexicon index {lexicon.path}` writes it anew, or delete it",
                 LexiconWarning,
                 stacklevel=2,
             )

@@ -78,7 +78,7 @@ def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
         solver = Solver(lexicon, english)
     text = str(said[0].message)
     assert str(anagram_path(path)) in text and "built from another lexicon" in text
-    assert "anchor lexicon install" in text and "delete it" in text
+    assert f"anchor lexicon index {path}" in text and "delete it" in text
     assert solver._generator.anagram_source == "built"
     assert plays(solver, BENCH[4]) == plays(Solver(default_english, english), BENCH[4])
     assert any("built from another lexicon" in p for p in lexica.verify(path))

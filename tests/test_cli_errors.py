@@ -68,6 +68,26 @@ CASES = [
     (("score", "--board", "/nowhere/board.txt", "8H AB"), "cannot read board file"),
     (("analyze", "--top", "-1", "--rack", "AB"), "-1 is negative"),
     (("selfplay", "--games", "0"), "must be at least 1"),
+    # what a newcomer's attack found (issue 50): each was an internal error, a traceback,
+    # an error naming the wrong command, or an option silently ignored
+    (("analyze", "--top", "9" * 23, "--rack", "AB"), "is too large (at most 2,147,483,647)"),
+    (("selfplay", "--seed", str(2**64)), "--seed: 18446744073709551616 is too large"),
+    (("annotate", "x.gcg", "--out", "o", "--top", "9" * 23), "--top: " + "9" * 23 + " is too"),
+    (("endgame", "--cgp", "x", "--plies", "9" * 23), "--plies: " + "9" * 23 + " is too large"),
+    (("endgame", "--cgp", "x", "--parts", "2000"), "--parts: 2000 is too many (at most 1024)"),
+    (("analyze", "--rack", "AB", "--timeout", "nan"), "'nan' is not a positive number of seconds"),
+    (("analyze", "--rack", "AB", "--timeout", "-5"), "'-5' is not a positive number of seconds"),
+    (("worker", "--workers", "9" * 23), "anchor worker: error: argument --workers"),
+    (("worker", "--workers", "300"), "300 is too many (at most 256)"),
+    (("analyze", "--rack", "AB", "--js"), "anchor analyze: error: unrecognized arguments: --js"),
+    (("lexicon", "path", "english", "--x"), "anchor lexicon path: error: unrecognized"),
+    (("analyze", "--rack", "AB", "--sim-iterations", "10"), "--sim-iterations shape a simulation"),
+    (("analyze", "--cgp", EMPTY, "--board", "/etc/passwd", "--rack", "AB"), "not both"),
+    (("selfplay", "--out", ""), "argument --out: empty"),
+    (("train-leaves", "--out", ""), "argument --out: empty"),
+    (("docs", ""), "no document named ''"),
+    (("lexicon", "list", "nosuch"), "no recipe or installed lexicon named nosuch"),
+    (("score", "--cgp", EMPTY, "garbage"), "'garbage': bad play"),
 ]  # fmt: skip
 
 

@@ -69,7 +69,7 @@ def test_every_option_says_what_it_does_and_its_default(name, parser):
     for action in options(parser):
         assert action.help and action.help.strip(), f"{name} {action.option_strings[0]}: no help"
         shown = formatter._expand_help(action)
-        if action.default not in (None, False):
+        if action.default is not None and action.default is not False:  # 0 is a default
             assert "default:" in shown, f"{name} {action.option_strings[0]}: default not shown"
 
 

@@ -8,10 +8,10 @@ import sys
 from anchor.client.protocol.settings import (
     Parser,
     VersionAction,
+    at_most,
     log_level,
     non_negative,
     port,
-    positive,
     queue_name,
 )
 
@@ -73,7 +73,7 @@ def build_parser() -> Parser:
     )
     p.add_argument(
         "--workers",
-        type=positive,
+        type=at_most(256),
         default=1,
         help="run this many workers, forked from one process that opened the lexica: they "
         "share its memory (a worker started apart holds its own); one that dies is started "

@@ -105,7 +105,7 @@ def _snapshot_lexicon(path: str) -> Path:
         else:
             log.warning(
                 f"{words}: {size:,} bytes, more than the bingo words of {path} can take "
-                f"({most:,}), so it is not used; `anchor lexicon install` writes it anew",
+                f"({most:,}), so it is not used; `anchor lexicon index {path}` writes it anew",
                 extra={"path": str(words)},
             )
     return kwg

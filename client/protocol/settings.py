@@ -19,7 +19,9 @@ class HelpFormatter(argparse.HelpFormatter):
         default = action.default
         if (
             "default" in text
-            or default in (None, False, argparse.SUPPRESS)
+            or default is None
+            or default is False
+            or default == argparse.SUPPRESS
             or not action.option_strings
         ):
             return text
@@ -104,13 +106,43 @@ def queue_name(text: str) -> str:
     return text
 
 
+LARGEST = 2**31 - 1  # every count and seed fits the engine's 32-bit fields
+
+
 def non_negative(text: str) -> int:
+    """A whole number 0..LARGEST."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative")
+    if value > LARGEST:
+        raise argparse.ArgumentTypeError(f"{value} is too large (at most {LARGEST:,})")
+    return value
+
+
+def at_most(largest: int):
+    """The type of a count 1..largest (a number of parts, of workers)."""
+
+    def count(text: str) -> int:
+        value = positive(text)
+        if value > largest:
+            raise argparse.ArgumentTypeError(f"{value} is too many (at most {largest})")
+        return value
+
+    count.__name__ = f"count up to {largest}"
+    return count
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
 
 

@@ -13,7 +13,9 @@
  * own digest holds and whose tables are sound (every index in range, every chain going
  * back, a free slot to end each probe), is taken as it is: the Generator then neither
  * builds the set nor checks that the GADDAG covers the DAWG (the header says whether it
- * does), 0.08 s of every start on TWL06. Any other file is compared with the set built.
+ * does), 0.08 s of every start on TWL06, nor the letter-run tables (build_runs,
+ * build_reach: 0.02 s, 0.5 MiB a process), which follow the words. Any other file is
+ * compared with the set built, the tables built.
  *
  * Layout, native byte order (a host of the other order reads a bad version and refuses):
  *   0   char[8]  "ANCHBNGO"
@@ -28,12 +30,15 @@
  *   56  uint64   word-key words: the filter's 64-bit words (2^(WORD_KEY_BITS-6), or 0: none)
  *   64  uint64   the KWG's digest (digest64 of its bytes)
  *   72  uint64   the file's digest (file_digest: every byte, this field taken as 0)
- *   80  uint32   flags: ANAGRAM_GADDAG_COVERS when the KWG's GADDAG covers its DAWG
+ *   80  uint32   flags: ANAGRAM_GADDAG_COVERS when the KWG's GADDAG covers its DAWG;
+ *                ANAGRAM_RUNS, ANAGRAM_REACH when the tables follow the tiles
  *   84  uint32   0
  *   88  uint64   0
  *   96  ...      word keys: uint64[word-key words], slots: uint64[slots],
  *                head: uint32[slots], next: uint32[words], start: uint32[words],
- *                length: uint8[words], tiles: uint8[tiles]
+ *                length: uint8[words], tiles: uint8[tiles],
+ *                runs: uint8[run_table_bytes] (ANAGRAM_RUNS), reach: uint8[reach_table_bytes]
+ *                (ANAGRAM_REACH), their sizes the alphabet's (tables.c)
  * The arrays follow one another with no padding (each begins on a multiple of its size:
  * the header is 96 bytes and `slots` a power of two of at least 1024). Versions 1 and 2
  * are refused like any other format.
@@ -41,7 +46,8 @@
 #include "core.h"
 
 #define ANAGRAM_MAGIC "ANCHBNGO"
-enum { ANAGRAM_FILE_VERSION = 3, ANAGRAM_HEADER = 96, ANAGRAM_GADDAG_COVERS = 1 };
+enum { ANAGRAM_FILE_VERSION = 3, ANAGRAM_HEADER = 96 };
+enum { ANAGRAM_GADDAG_COVERS = 1, ANAGRAM_RUNS = 2, ANAGRAM_REACH = 4 };
 
 static const char OTHER_RULES[] = "written for another rack size";
 typedef struct {
@@ -95,20 +101,32 @@ static size_t sized(size_t word_keys, size_t slots, size_t words, size_t tiles) 
     return ANAGRAM_HEADER + word_keys * 8 + slots * 12 + words * 9 + tiles;
 }
 
-/* The file's size for `set` and `words`; 0 when there is no set to write. */
-size_t anagrams_file_size(const Anagrams *set, const WordKeys *words) {
-    return set->slots ? sized(word_key_words(words), set->mask + 1, set->words, set->tiles_used) : 0;
+/* The bytes of the letter-run tables that follow the tiles, by the header's flags. */
+static size_t tables_size(uint32_t flags, int alphabet) {
+    return (flags & ANAGRAM_RUNS ? run_table_bytes(alphabet) : 0) +
+           (flags & ANAGRAM_REACH ? reach_table_bytes(alphabet) : 0);
 }
 
-/* The file for `set` and `words` into `out`, anagrams_file_size bytes (not 0), for the KWG
- * of digest `kwg` (its GADDAG covering its DAWG when `gaddag`). */
-void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack,
-                         uint64_t kwg, int gaddag, uint8_t *out) {
+/* The file's size for `set`, `words` and `tables`; 0 when there is no set to write. */
+size_t anagrams_file_size(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
+                          int alphabet) {
+    const uint32_t flags = (tables->runs ? ANAGRAM_RUNS : 0) | (tables->reach ? ANAGRAM_REACH : 0);
+    return set->slots ? sized(word_key_words(words), set->mask + 1, set->words, set->tiles_used) +
+                            tables_size(flags, alphabet)
+                      : 0;
+}
+
+/* The file for `set`, `words` and `tables` into `out`, anagrams_file_size bytes (not 0), for
+ * the KWG of digest `kwg` (its GADDAG covering its DAWG when `gaddag`). */
+void anagrams_file_write(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
+                         int alphabet, int rack, uint64_t kwg, int gaddag, uint8_t *out) {
     AnagramHeader h = {.version = ANAGRAM_FILE_VERSION, .alphabet = (uint32_t)alphabet,
                        .rack = (uint32_t)rack, .max_side = MAX_SIDE, .slots = set->mask + 1,
                        .keys = set->count, .words = set->words, .tiles = set->tiles_used,
                        .word_keys = word_key_words(words), .kwg_digest = kwg,
-                       .flags = gaddag ? ANAGRAM_GADDAG_COVERS : 0};
+                       .flags = (gaddag ? ANAGRAM_GADDAG_COVERS : 0) |
+                                (tables->runs ? ANAGRAM_RUNS : 0) |
+                                (tables->reach ? ANAGRAM_REACH : 0)};
     memcpy(h.magic, ANAGRAM_MAGIC, 8);
     uint8_t *at = out + ANAGRAM_HEADER;
 #define PUT(p, n)                                   \
@@ -123,6 +141,8 @@ void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabe
     PUT(set->start, h.words);
     PUT(set->length, h.words);
     PUT(set->tiles, h.tiles);
+    if (tables->runs) PUT(tables->runs, run_table_bytes(alphabet));
+    if (tables->reach) PUT(tables->reach, reach_table_bytes(alphabet));
 #undef PUT
     memcpy(out, &h, ANAGRAM_HEADER);
     h.file_digest = file_digest(out, (size_t)(at - out));
@@ -144,7 +164,7 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
         return "built for another alphabet";
     if (h.rack != (uint32_t)rack) return OTHER_RULES;
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len ||
-        len != sized(h.word_keys, h.slots, h.words, h.tiles))
+        len != sized(h.word_keys, h.slots, h.words, h.tiles) + tables_size(h.flags, alphabet))
         return "not the length its header gives (cut short?)";
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
@@ -201,10 +221,11 @@ static int anagrams_sound(const Anagrams *v, int alphabet) {
 
 /* Point `view` and `view_words` into the file `buf` (len bytes) without building the set,
  * when it was written for the KWG of digest `kwg`, for this alphabet and rack size, and is
- * intact and sound: 1 then, with *gaddag what its header says of the GADDAG; else 0 (build
- * the set and compare it, anagrams_adopt). The letter codes are the caller's. */
+ * intact and sound: 1 then, with *gaddag what its header says of the GADDAG and `tables`
+ * pointing at the letter-run tables it holds (NULL: none, build them); else 0 (build the
+ * set and compare it, anagrams_adopt). The letter codes are the caller's. */
 int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
-                   Anagrams *view, WordKeys *view_words, int *gaddag) {
+                   Anagrams *view, WordKeys *view_words, LetterTables *tables, int *gaddag) {
     AnagramHeader h;
     if (len < ANAGRAM_HEADER) return 0;
     memcpy(&h, buf, ANAGRAM_HEADER);
@@ -215,7 +236,7 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len || h.keys > h.slots ||
         h.slots < 1024 || (h.slots & (h.slots - 1)) || h.words > UINT32_MAX - 1 ||
         (h.word_keys && h.word_keys != (uint64_t)1 << (WORD_KEY_BITS - 6)) ||
-        len != sized(h.word_keys, h.slots, h.words, h.tiles) ||
+        len != sized(h.word_keys, h.slots, h.words, h.tiles) + tables_size(h.flags, alphabet) ||
         file_digest(buf, len) != h.file_digest)
         return 0;
     const uint8_t *at = buf + ANAGRAM_HEADER;
@@ -232,6 +253,13 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
     view->length = (uint8_t *)(void *)at;
     at += h.words;
     view->tiles = (uint8_t *)(void *)at;
+    at += h.tiles;
+    tables->runs = h.flags & ANAGRAM_RUNS ? (uint8_t *)(void *)at : NULL;
+    at += h.flags & ANAGRAM_RUNS ? run_table_bytes(alphabet) : 0;
+    tables->reach = h.flags & ANAGRAM_REACH ? (uint8_t *)(void *)at : NULL;
+    if (tables->reach)
+        for (size_t i = 0; i < reach_table_bytes(alphabet); i++)
+            if (tables->reach[i] > MAX_SIDE) return 0; /* a cap on letters a board can hold */
     view->mask = (size_t)h.slots - 1;
     view->count = (size_t)h.keys;
     view->words = view->word_cap = (size_t)h.words;

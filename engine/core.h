@@ -568,17 +568,27 @@ int anagrams_filter(Anagrams *a);
 /* anagram_file.c: the bingo words as a file every worker maps */
 uint64_t digest64(const uint8_t *p, size_t n);
 uint64_t digest64_from(uint64_t seed, const uint8_t *p, size_t n);
-size_t anagrams_file_size(const Anagrams *set, const WordKeys *words);
-void anagrams_file_write(const Anagrams *set, const WordKeys *words, int alphabet, int rack,
-                         uint64_t kwg, int gaddag, uint8_t *out);
+/* The letter-run tables (build_runs, build_reach) as a file holds them: NULL, none. */
+typedef struct {
+    const uint8_t *runs, *reach;
+} LetterTables;
+size_t anagrams_file_size(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
+                          int alphabet);
+void anagrams_file_write(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
+                         int alphabet, int rack, uint64_t kwg, int gaddag, uint8_t *out);
 int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
-                   Anagrams *view, WordKeys *view_words, int *gaddag);
+                   Anagrams *view, WordKeys *view_words, LetterTables *tables, int *gaddag);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);
 
 int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
 int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);
+/* Their sizes in bytes for an alphabet of `a` letters (reach: 0 past REACH_LETTERS). */
+static inline size_t run_table_bytes(int a) { return (RUN_AT(a, 4) + (size_t)a * a * a * a + 7) / 8; }
+static inline size_t reach_table_bytes(int a) {
+    return a > REACH_LETTERS ? 0 : RUN_AT(a, 4) + (size_t)a * a * a * a;
+}
 int gaddag_covers(const uint32_t *nodes, uint32_t root, uint32_t gaddag, uint64_t budget);
 
 /* board.c: a pass's board, prepared whole or a move at a time */

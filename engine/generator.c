@@ -22,8 +22,8 @@ static void Generator_dealloc(Generator *self) {
     free(self->core.masks.children.narrow);
     free(self->core.masks.accepts.wide);
     free(self->core.masks.accepts.narrow);
-    free(self->core.runs);
-    free(self->core.reach);
+    if (!self->runs_borrowed) free(self->core.runs);
+    if (!self->reach_borrowed) free(self->core.reach);
     anagrams_free(&self->core.anagrams);
     if (!self->words_borrowed) free(self->core.words.bits);
     free(self->owned);
@@ -67,11 +67,18 @@ static int trust_anagram_file(Generator *self, PyObject *file, int *covers) {
     memset(&mapped, 0, sizeof mapped);
     anagram_codes(&mapped, self->core.rules.alphabet);
     WordKeys mapped_words;
+    LetterTables tables;
     if (!anagrams_trust(view.buf, (size_t)view.len, self->core.rules.alphabet,
-                        self->core.rules.rack_size, self->kwg_digest, &mapped, &mapped_words, covers)) {
+                        self->core.rules.rack_size, self->kwg_digest, &mapped, &mapped_words,
+                        &tables, covers)) {
         PyBuffer_Release(&view);
         return 0;
     }
+    /* the tables are read only: the file's mapping is, and they are never written */
+    self->core.runs = (uint8_t *)tables.runs;
+    self->core.reach = (uint8_t *)tables.reach;
+    self->runs_borrowed = tables.runs != NULL;
+    self->reach_borrowed = tables.reach != NULL;
     self->core.anagrams = mapped;
     self->core.words = mapped_words;
     self->words_borrowed = mapped_words.bits != NULL;
@@ -157,17 +164,19 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
                 arrays[k]->wide[i] = mask[k];
         }
     }
-    if (build_runs(self->core.nodes, self->core.extent, r->alphabet, &self->core.runs) < 0 ||
-        build_reach(self->core.nodes, self->core.extent, r->alphabet, &self->core.reach) < 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
     self->kwg_digest = digest64(self->kwg.buf, (size_t)self->kwg.len);
     int covers = 0;
     if (file != Py_None) {
         int trusted = trust_anagram_file(self, file, &covers);
         if (trusted < 0) return -1;
         self->anagram_trusted = trusted;
+    }
+    if ((!self->runs_borrowed &&
+         build_runs(self->core.nodes, self->core.extent, r->alphabet, &self->core.runs) < 0) ||
+        (!self->reach_borrowed &&
+         build_reach(self->core.nodes, self->core.extent, r->alphabet, &self->core.reach) < 0)) {
+        PyErr_NoMemory();
+        return -1;
     }
     if (!self->anagram_trusted &&
         build_anagrams(self->core.nodes, self->core.extent, r->alphabet, r->rack_size, &self->core.anagrams, &self->core.words) < 0) {
@@ -638,7 +647,8 @@ PyDoc_STRVAR(anagram_file_doc,
 static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     (void)unused;
     const Core *c = &self->core;
-    const size_t size = anagrams_file_size(&c->anagrams, &c->words);
+    const LetterTables tables = {c->runs, c->reach};
+    const size_t size = anagrams_file_size(&c->anagrams, &c->words, &tables, c->rules.alphabet);
     if (!size) {
         PyErr_SetString(PyExc_ValueError,
                         "this lexicon has no bingo-word set to write (too large a graph)");
@@ -646,8 +656,9 @@ static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     }
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (out)
-        anagrams_file_write(&c->anagrams, &c->words, c->rules.alphabet, c->rules.rack_size,
-                            self->kwg_digest, c->gaddag != 0, (uint8_t *)PyBytes_AS_STRING(out));
+        anagrams_file_write(&c->anagrams, &c->words, &tables, c->rules.alphabet,
+                            c->rules.rack_size, self->kwg_digest, c->gaddag != 0,
+                            (uint8_t *)PyBytes_AS_STRING(out));
     return out;
 }
 

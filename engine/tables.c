@@ -252,8 +252,8 @@ static inline void set_run(uint8_t *runs, int a, const unsigned *tile, int n) {
  * list entry read); a graph built to take more than RUN_STEPS gets no table, and the search
  * no filter. Returns -1 when memory is out, else 0 with *out the table or NULL. */
 int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out) {
-    size_t bits = RUN_AT(a, 4) + (size_t)a * a * a * a, budget = RUN_STEPS * (size_t)extent;
-    uint8_t *runs = calloc((bits + 7) / 8, 1);
+    size_t budget = RUN_STEPS * (size_t)extent;
+    uint8_t *runs = calloc(run_table_bytes(a), 1);
     *out = NULL;
     if (!runs) return -1;
     unsigned t[4];
@@ -308,8 +308,7 @@ static int reach_visit(void *ctx, const unsigned *tile, int len, uint32_t node) 
 int build_reach(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out) {
     *out = NULL;
     if (a > REACH_LETTERS) return 0;
-    size_t size = RUN_AT(a, 4) + (size_t)a * a * a * a;
-    uint8_t *before = calloc(size, 1);
+    uint8_t *before = calloc(reach_table_bytes(a), 1);
     if (!before) return -1;
     ReachWalk w = {before, a};
     if (walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, reach_visit, &w)) {

@@ -51,6 +51,9 @@ def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path
     mapped = Solver(Lexicon.open(saved, english), english)
     assert mapped._generator.anagram_source == "file"
     assert mapped._generator.anagram_trusted  # written for this KWG: taken, nothing built
+    assert mapped._generator.letter_runs and mapped._generator.run_reach  # the file's tables
+    flags = struct.unpack_from("=I", header, 80)[0]
+    assert flags & 6 == 6  # the letter runs and the reach follow the set
     bare = tmp_path / "bare.kwg"
     shutil.copyfile(saved, bare)
     built = Solver(Lexicon.open(bare, english), english)
@@ -84,6 +87,13 @@ def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
     assert any("built from another lexicon" in p for p in lexica.verify(path))
 
 
+def set_end(data: bytes) -> int:
+    """Where a file's set ends (its word keys, slots, chains and tiles): the letter-run
+    tables follow."""
+    slots, _keys, words, tiles, word_keys = struct.unpack_from("=QQQQQ", data, 24)
+    return 96 + word_keys * 8 + slots * 12 + words * 9 + tiles
+
+
 def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     """(what, bytes, what the refusal says) for a good file `data`."""
     header = bytearray(data)
@@ -91,7 +101,7 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     counts = bytearray(data)
     counts[40:48] = struct.pack("=Q", 1 << 40)
     flipped = bytearray(data)
-    flipped[-1] ^= 0x40
+    flipped[set_end(data) - 1] ^= 0x40  # the last word's last letter
     filter_bit = bytearray(data)  # a bit of the word-key filter, right after the header
     filter_bit[96 + 4321] ^= 0x10
     return [
@@ -143,10 +153,14 @@ def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LexiconWarning)
         solver = Solver(Lexicon.open(path, english), english)
-    # taken by its digests only when intact; used only when its tables are the set itself
-    # (its digests and flags, bytes 64..95, may differ: the tables are then compared);
-    # else set aside, the generator's own set used
-    same_tables = len(bad) == len(good) and bad[:64] == good[:64] and bad[96:] == good[96:]
+    # taken by its digests only when intact; used only when its set is the set itself (its
+    # digests, the GADDAG's flag and the letter-run tables after the set may differ:
+    # the set is then compared, the tables built); else set aside, the generator's own used
+    end = set_end(good)
+    tables = len(bad) >= 84 and bad[80] & 6 == good[80] & 6  # which tables follow the set
+    same_tables = (
+        len(bad) == len(good) and bad[:64] == good[:64] and tables and bad[96:end] == good[96:end]
+    )
     assert solver._generator.anagram_trusted == (bytes(bad) == good)
     assert (solver._generator.anagram_source == "file") == same_tables
     assert plays(solver, BENCH[3]) == plays(Solver(built, english), BENCH[3])
@@ -255,11 +269,11 @@ def test_the_digests_are_of_the_kwg_and_of_the_file(saved, english, tmp_path):
     kwg_digest, file_digest = struct.unpack_from("=QQ", data, 64)
     assert kwg_digest == digest64(saved.read_bytes())
     assert with_digest(data) == data and file_digest != 0
-    assert struct.unpack_from("=I", data, 80)[0] == 0  # a DAWG alone: no GADDAG to cover it
+    assert struct.unpack_from("=I", data, 80)[0] & 1 == 0  # a DAWG alone: no GADDAG to cover
     magpie = tmp_path / "TWL06.kwg"  # MAGPIE's file: the DAWG and a GADDAG covering it
     shutil.copyfile(data_path("kwg", "TWL06.kwg"), magpie)
     Lexicon.open(magpie, english).write_anagrams(magpie)
-    assert struct.unpack_from("=I", anagram_path(magpie).read_bytes(), 80)[0] == 1
+    assert struct.unpack_from("=I", anagram_path(magpie).read_bytes(), 80)[0] & 1 == 1
     solver = Solver(Lexicon.open(magpie, english), english)
     assert solver._generator.anagram_trusted and solver._generator.gaddag
 
@@ -308,6 +322,15 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
         assert solver._generator.anagram_source == "built", what
         assert any("built from another lexicon" in str(w.message) for w in said), what
         assert plays(solver, BENCH[4]) == want, what
+    # a reach table (it ends the file) capping a run at more letters than a board holds:
+    # not trusted, so the tables are built; the set, equal to the built one, is shared
+    capped = bytearray(data)
+    capped[-1] = 200
+    anagram_path(path).write_bytes(with_digest(bytes(capped)))
+    solver = Solver(Lexicon.open(path, english), english)
+    assert not solver._generator.anagram_trusted
+    assert solver._generator.anagram_source == "file" and solver._generator.run_reach
+    assert plays(solver, BENCH[4]) == want
 
 
 def test_a_file_for_the_same_words_in_another_kwg_is_compared_then_shared(saved, english, tmp_path):

@@ -123,3 +123,10 @@ def test_the_wheel_route_the_readme_names_is_configured():
     assert "anchor --version" in settings["test-command"]
     assert "anchor docs" in settings["test-command"]
     assert "cibuildwheel" in README and "anchor docs protocol" in README
+
+
+def test_the_readme_says_what_anchor_is_before_how_to_set_it_up():
+    """It opened with `make demo` before a word of what the project is (issue 50)."""
+    before_code = README.split("```")[0]
+    assert "Anchor is an analysis engine for Scrabble-family games" in before_code
+    assert "game servers" in before_code and "annotating" in before_code  # who it is for

@@ -40,6 +40,14 @@ def children(pid: int) -> set[int]:
     return found
 
 
+def state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
 def registered(r: redis.Redis, names: list[str]) -> dict[str, int]:
     pids = {n: r.hget(f"rq:worker:{n}", "pid") for n in names}
     return {n: int(v) for n, v in pids.items() if v is not None}
@@ -112,3 +120,33 @@ def test_a_forked_worker_refused_its_configuration_is_not_restarted(server, tmp_
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"cannot serve metrics on 127.0.0.1:{port}" in done.stderr
     assert "starting it again" not in done.stderr
+
+
+def test_workers_stop_when_their_parent_is_killed(server, tmp_path):
+    """A parent killed outright (SIGKILL, the OOM killer) must not leave its workers
+    serving as orphans: each is sent SIGTERM and stops, saying so in Redis."""
+    names = ["orphan-1", "orphan-2"]
+    log = open(tmp_path / "workers.log", "w")
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", server.url,
+         "--queue", "orphans", "--name", "orphan", "--workers", "2", "--lexicon", "english"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )  # fmt: skip
+    r = redis.Redis.from_url(server.url)
+    try:
+        wait_until(lambda: len(registered(r, names)) == 2, 60, "two forked workers")
+        workers = children(parent.pid)
+        assert len(workers) == 2
+        parent.kill()
+        parent.wait(10)
+
+        def gone() -> bool:  # exited: no such process, or a zombie no one has reaped yet
+            return all(state(pid) in ("", "Z") for pid in workers)
+
+        wait_until(gone, 30, "the orphaned workers to stop")
+        members = {m.decode() for m in r.smembers("rq:workers")}
+        assert not members & {f"rq:worker:{n}" for n in names}
+    finally:
+        for pid in children(parent.pid):
+            os.kill(pid, signal.SIGKILL)
+        log.close()

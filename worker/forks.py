@@ -47,10 +47,12 @@ def supervise(count: int, serve: Callable[[int], int]) -> int:
     def start(index: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker: serve, then leave without the parent's atexit handlers
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _stop_with(parent)
             status = 70
             try:
                 status = serve(index)
@@ -96,6 +98,22 @@ def supervise(count: int, serve: Callable[[int], int]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _stop_with(parent: int) -> None:
+    """Have this worker sent SIGTERM when its parent dies (Linux's PR_SET_PDEATHSIG): a
+    parent killed outright must not leave its workers serving on as orphans nobody will
+    stop. It finishes its job first, like any SIGTERM."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            return
+    if os.getppid() != parent:  # it died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _sleep_unless(stop: Callable[[], bool], seconds: float) -> None:

@@ -130,22 +130,31 @@ def start_worker(
 
 
 @contextmanager
-def fleet(queue: str, count: int, lexicon: str | None = None, extra: tuple[str, ...] = ()):
-    """A redis-server and `count` workers on `queue`, torn down afterwards; yields the URL."""
+def redis_server():
+    """A redis-server in a temporary folder, torn down afterwards; yields (URL, folder)."""
     folder = Path(tempfile.mkdtemp())
     redis_proc, url = start_redis(folder)
-    workers = []
     try:
-        workers = [
-            start_worker(url, queue, f"{queue}{i}", lexicon=lexicon, extra=extra)
-            for i in range(count)
-        ]
-        yield url
+        yield url, folder
     finally:
-        stop(workers)
         redis_proc.terminate()
         redis_proc.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def fleet(queue: str, count: int, lexicon: str | None = None, extra: tuple[str, ...] = ()):
+    """A redis-server and `count` workers on `queue`, torn down afterwards; yields the URL."""
+    with redis_server() as (url, _folder):
+        workers = []
+        try:
+            workers = [
+                start_worker(url, queue, f"{queue}{i}", lexicon=lexicon, extra=extra)
+                for i in range(count)
+            ]
+            yield url
+        finally:
+            stop(workers)
 
 
 def stop(procs) -> None:

@@ -10,8 +10,6 @@ the workers share its pages). "Each worker past the first" is the total PSS of t
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -19,8 +17,8 @@ from common import header
 from service import (
     installed_twl06,
     memory,
+    redis_server,
     single,
-    start_redis,
     start_worker,
     stop,
     throughput,
@@ -53,9 +51,7 @@ def after_jobs(url: str, queue: str, procs: list, pids: list[int]) -> list[float
 
 def main() -> None:
     header(f"memory per worker: PSS after {JOBS} jobs, TWL06 as installed")
-    folder = Path(tempfile.mkdtemp())
-    redis_proc, url = start_redis(folder)
-    try:
+    with redis_server() as (url, folder):
         lexicon = f"twl06@english={installed_twl06(folder)}"
         lone = start_worker(url, "m1", "m1", lexicon=lexicon)
         (alone,) = after_jobs(url, "m1", [lone], [lone.pid])
@@ -83,10 +79,6 @@ def main() -> None:
             f"{', '.join(f'{s:.1f}' for s in sizes[1:])} MiB (sum {sum(sizes):.1f}); "
             f"each past the first {extra:.1f} MiB"
         )
-    finally:
-        redis_proc.terminate()
-        redis_proc.wait()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ MAX_DELAY = 30.0
 def supervise(count: int, serve: Callable[[int], int]) -> int:
     """Fork `count` workers, each running serve(index) in its own process, until every
     one has ended; the exit status is 0 when each ended with 0, else the first other."""
+    gc.collect()  # what is garbage by now goes before the rest is frozen and shared
     gc.freeze()  # what is loaded by now is shared; keep the collector off its pages
     children: dict[int, tuple[int, float]] = {}  # pid -> (index, started)
     delays = [0.0] * count

@@ -233,6 +233,9 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
         h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE || h.rack != (uint32_t)rack ||
         h.kwg_digest != kwg)
         return 0;
+    if (h.flags & ~(uint32_t)(ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH) || h.unused ||
+        h.reserved) /* a later format's: not this version's to read */
+        return 0;
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len || h.keys > h.slots ||
         h.slots < 1024 || (h.slots & (h.slots - 1)) || h.words > UINT32_MAX - 1 ||
         (h.word_keys && h.word_keys != (uint64_t)1 << (WORD_KEY_BITS - 6)) ||

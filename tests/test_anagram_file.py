@@ -331,6 +331,13 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
     assert not solver._generator.anagram_trusted
     assert solver._generator.anagram_source == "file" and solver._generator.run_reach
     assert plays(solver, BENCH[4]) == want
+    for offset, fmt, value in ((80, "=I", 8), (84, "=I", 1), (88, "=Q", 1)):  # a later format's
+        later = bytearray(data)
+        struct.pack_into(fmt, later, offset, struct.unpack_from(fmt, data, offset)[0] | value)
+        anagram_path(path).write_bytes(with_digest(bytes(later)))
+        solver = Solver(Lexicon.open(path, english), english)
+        assert not solver._generator.anagram_trusted, offset  # not this version's to read
+        assert plays(solver, BENCH[4]) == want
 
 
 def test_a_file_for_the_same_words_in_another_kwg_is_compared_then_shared(saved, english, tmp_path):

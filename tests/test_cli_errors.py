@@ -79,6 +79,7 @@ CASES = [
     (("analyze", "--rack", "AB", "--timeout", "-5"), "'-5' is not a positive number of seconds"),
     (("worker", "--workers", "9" * 23), "anchor worker: error: argument --workers"),
     (("worker", "--workers", "300"), "300 is too many (at most 256)"),
+    (("worker", "--workers", "2", "--metrics-port", "65535"), "would go past port 65535"),
     (("analyze", "--rack", "AB", "--js"), "anchor analyze: error: unrecognized arguments: --js"),
     (("lexicon", "path", "english", "--x"), "anchor lexicon path: error: unrecognized"),
     (("analyze", "--rack", "AB", "--sim-iterations", "10"), "--sim-iterations shape a simulation"),

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import redis
@@ -150,3 +151,57 @@ def test_workers_stop_when_their_parent_is_killed(server, tmp_path):
         for pid in children(parent.pid):
             os.kill(pid, signal.SIGKILL)
         log.close()
+
+
+def test_a_stop_while_workers_start_is_a_clean_stop(tmp_path):
+    """SIGTERM while the workers wait for a Redis not up yet: each stops as a lone worker
+    would, and the parent exits 0 (it exited 241: the workers died of the signal)."""
+    from .service import free_port
+
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--workers", "2",
+         "--redis-url", f"redis://127.0.0.1:{free_port()}/0", "--lexicon", "english"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: len(children(parent.pid)) == 2, 60, "two forked workers")
+        time.sleep(1.0)  # into their wait for Redis
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(30) == 0, parent.stdout.read()[-2000:]
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+SUPERVISED = """
+import os, signal, sys, time
+from anchor.worker import forks
+
+real_fork = os.fork
+def fork():  # a stop that lands while the workers are being forked, after the first
+    pid = real_fork()
+    if pid:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return pid
+os.fork = fork
+
+def serve(index):
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    time.sleep(60)
+    return 0
+
+started = time.monotonic()
+status = forks.supervise(8, serve)
+print(status, round(time.monotonic() - started, 1))
+"""
+
+
+def test_a_stop_while_forking_forks_no_more_and_stops_those_forked():
+    """SIGTERM between two forks was forwarded to the workers forked so far while the loop
+    went on forking; the rest served until a second SIGTERM."""
+    done = subprocess.run(
+        [sys.executable, "-c", SUPERVISED], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, seconds = done.stdout.split()
+    assert status == "0" and float(seconds) < 10  # not the workers' 60 s

@@ -359,6 +359,10 @@ def test_sigterm_during_maintenance_stops_the_worker(registry, monkeypatch):
         worker.run_maintenance_tasks()
     monkeypatch.setattr(worker, "clean_registries", lambda: 1 / 0)
     worker.run_maintenance_tasks()  # any other failure is logged and waits for the next round
+    monkeypatch.setattr(worker, "clean_registries", lambda: None)
+    monkeypatch.setattr(worker, "register_again", interrupted)  # the check before cleaning
+    with pytest.raises(StopRequested):  # it was logged as "could not check" and lost
+        worker.run_maintenance_tasks()
 
 
 def test_sigterm_while_registering_stops_the_worker_at_its_first_turn(registry, monkeypatch):

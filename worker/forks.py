@@ -25,34 +25,39 @@ from collections.abc import Callable
 log = logging.getLogger("anchor.worker")
 QUICK_DEATH = 5.0  # seconds: a worker dying sooner than this is restarted after a delay
 MAX_DELAY = 30.0
+STOPS = (signal.SIGTERM, signal.SIGINT)  # forwarded to the workers
 
 
 def supervise(count: int, serve: Callable[[int], int]) -> int:
     """Fork `count` workers, each running serve(index) in its own process, until every
-    one has ended; the exit status is 0 when each ended with 0, else the first other."""
+    one has ended; the exit status is 0 when each ended with 0 (or was stopped by the
+    signal forwarded to it), else the first other. A worker refused its configuration
+    (status 2) stops the others: a pool short of a worker is not what was asked for."""
     gc.collect()  # what is garbage by now goes before the rest is frozen and shared
     gc.freeze()  # what is loaded by now is shared; keep the collector off its pages
     children: dict[int, tuple[int, float]] = {}  # pid -> (index, started)
+    due: dict[int, float] = {}  # index -> when a dead worker is started again
     delays = [0.0] * count
-    stopping = False
+    stop = {"signal": 0}  # the signal forwarded, once one came
 
     def forward(signum, _frame) -> None:
-        nonlocal stopping
-        stopping = True
+        stop["signal"] = stop["signal"] or signum
+        due.clear()  # no worker is started again once stopping
         for pid in list(children):
-            try:
-                os.kill(pid, signum)
-            except ProcessLookupError:
-                pass
+            _kill(pid, signum)
 
     def start(index: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         parent = os.getpid()
+        # held back across the fork: one landing in between would run the parent's handler
+        # in the child (and be lost there); now it waits for the handler it should meet
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         pid = os.fork()
         if pid == 0:  # the worker: serve, then leave without the parent's atexit handlers
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            for sig, handler in previous.items():  # a stop while it starts: its own kind
+                signal.signal(sig, handler)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
             _stop_with(parent)
             status = 70
             try:
@@ -67,24 +72,39 @@ def supervise(count: int, serve: Callable[[int], int]) -> int:
                 sys.stderr.flush()
                 os._exit(status)
         children[pid] = (index, time.monotonic())
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # a stop held back reaches it now
+        if stop["signal"]:  # the stop came before this one was counted
+            _kill(pid, stop["signal"])
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, forward) for sig in STOPS}
+    status = 0
     try:
         for index in range(count):
-            start(index)
-        log.info("workers started", extra={"workers": count, "pids": sorted(children)})
-        status = 0
-        while children:
-            try:
-                pid, raw = os.wait()
-            except ChildProcessError:
+            if stop["signal"]:
                 break
+            start(index)
+        log.info("workers started", extra={"workers": len(children), "pids": sorted(children)})
+        while children or due:
+            pid, raw = os.waitpid(-1, os.WNOHANG) if children else (0, 0)
+            if pid == 0:  # none ended: start those whose delay is over, then wait a little
+                now = time.monotonic()
+                for index in [i for i, when in due.items() if when <= now]:
+                    del due[index]
+                    start(index)
+                time.sleep(0.05)
+                continue
             index, started = children.pop(pid, (None, 0.0))
             if index is None:
                 continue
             code = os.waitstatus_to_exitcode(raw)
-            if code in (0, 2) or stopping:
+            if stop["signal"] and code in (0, -signal.SIGTERM, -signal.SIGINT):
+                continue  # stopped as asked
+            if code in (0, 2) or stop["signal"]:
                 status = status or code
+                if code == 2 and not stop["signal"]:
+                    log.error("a worker was refused its configuration; stopping the others",
+                              extra={"worker": index + 1})  # fmt: skip
+                    forward(signal.SIGTERM, None)
                 continue
             lived = time.monotonic() - started
             delays[index] = 0.0 if lived > QUICK_DEATH else min(MAX_DELAY, delays[index] * 2 or 1.0)
@@ -92,13 +112,18 @@ def supervise(count: int, serve: Callable[[int], int]) -> int:
                 "a worker died; starting it again",
                 extra={"worker": index + 1, "pid": pid, "status": code, "delay": delays[index]},
             )
-            _sleep_unless(lambda: stopping, delays[index])
-            if not stopping:
-                start(index)
+            due[index] = time.monotonic() + delays[index]
         return status
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _kill(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 def _stop_with(parent: int) -> None:
@@ -115,9 +140,3 @@ def _stop_with(parent: int) -> None:
             return
     if os.getppid() != parent:  # it died before the request took effect
         os.kill(os.getpid(), signal.SIGTERM)
-
-
-def _sleep_unless(stop: Callable[[], bool], seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while not stop() and time.monotonic() < end:
-        time.sleep(min(0.1, end - time.monotonic()))

@@ -266,9 +266,20 @@ def _run(args) -> int:
         def serve_one(index: int) -> int:
             name = f"{args.name}-{index + 1}" if args.name else None
             port = args.metrics_port + index if args.metrics_port else args.metrics_port
-            again = redis_connection(redis_url, args.redis_password_file)  # its own sockets
-            return _serve(args, setup, again, name, port)
+            try:
+                again = redis_connection(redis_url, args.redis_password_file)  # its own sockets
+                return _serve(args, setup, again, name, port)
+            except _StoppedStarting as stop:  # a stop before its work loop began
+                log.info("worker stopped", extra={"signal": str(stop)})
+                return 0
 
+        if args.metrics_port and args.metrics_port + args.workers - 1 > 65535:
+            print(
+                f"anchor worker: error: --metrics-port {args.metrics_port} with --workers "
+                f"{args.workers} would go past port 65535 (the workers serve PORT, PORT+1, ...)",
+                file=sys.stderr,
+            )
+            return 2
         return supervise(args.workers, serve_one)
     return _serve(args, setup, connection, args.name, args.metrics_port)
 

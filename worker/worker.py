@@ -483,6 +483,8 @@ class AnchorWorker(SimpleWorker):
         next round; an id RQ cannot decode is scrubbed and the round run again."""
         try:
             self.register_again()
+        except StopRequested:  # SIGTERM while checking: stop, not log it and serve on
+            raise
         except Exception as exc:  # a stranger's key of the wrong type: the rest still runs
             log.warning("could not check this worker's registration",
                         extra={"error": str(exc)[:200]})  # fmt: skip

@@ -56,6 +56,9 @@ def connect(url: str, password_file: str | None = None, environ=os.environ, **op
         password = redis_password(password_file, environ)
         if password:
             options["password"] = password
+    if url.startswith("unix://"):  # a socket file has no TCP keepalive
+        options.pop("socket_keepalive", None)
+        options.pop("socket_keepalive_options", None)
     try:
         return Redis.from_url(url, **options)
     except ValueError as exc:

@@ -125,19 +125,23 @@ def test_a_forked_worker_refused_its_configuration_is_not_restarted(server, tmp_
 
 def test_workers_stop_when_their_parent_is_killed(server, tmp_path):
     """A parent killed outright (SIGKILL, the OOM killer) must not leave its workers
-    serving as orphans: each is sent SIGTERM and stops, saying so in Redis."""
+    serving as orphans: each is sent SIGTERM and stops, saying so in Redis, and the last
+    releases the lexicon snapshots the parent held (they stayed in memory)."""
     names = ["orphan-1", "orphan-2"]
+    snapshots = tmp_path / "snapshots"
     log = open(tmp_path / "workers.log", "w")
     parent = subprocess.Popen(
         [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", server.url,
          "--queue", "orphans", "--name", "orphan", "--workers", "2", "--lexicon", "english"],
         stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+        env=dict(os.environ, ANCHOR_SNAPSHOT_DIR=str(snapshots)),
     )  # fmt: skip
     r = redis.Redis.from_url(server.url)
     try:
         wait_until(lambda: len(registered(r, names)) == 2, 60, "two forked workers")
         workers = children(parent.pid)
         assert len(workers) == 2
+        assert list(snapshots.glob("*.kwg"))  # the parent's, held for its workers
         parent.kill()
         parent.wait(10)
 
@@ -145,6 +149,7 @@ def test_workers_stop_when_their_parent_is_killed(server, tmp_path):
             return all(state(pid) in ("", "Z") for pid in workers)
 
         wait_until(gone, 30, "the orphaned workers to stop")
+        assert not [p.name for p in snapshots.iterdir()]
         members = {m.decode() for m in r.smembers("rq:workers")}
         assert not members & {f"rq:worker:{n}" for n in names}
     finally:

@@ -28,11 +28,15 @@ MAX_DELAY = 30.0
 STOPS = (signal.SIGTERM, signal.SIGINT)  # forwarded to the workers
 
 
-def supervise(count: int, serve: Callable[[int], int]) -> int:
+def supervise(
+    count: int, serve: Callable[[int], int], orphaned: Callable[[], None] | None = None
+) -> int:
     """Fork `count` workers, each running serve(index) in its own process, until every
     one has ended; the exit status is 0 when each ended with 0 (or was stopped by the
     signal forwarded to it), else the first other. A worker refused its configuration
-    (status 2) stops the others: a pool short of a worker is not what was asked for."""
+    (status 2) stops the others: a pool short of a worker is not what was asked for.
+    `orphaned` runs in a worker that ends after its parent died (killed outright): what the
+    parent would have released at its exit (the lexicon snapshots) is released there."""
     gc.collect()  # what is garbage by now goes before the rest is frozen and shared
     gc.freeze()  # what is loaded by now is shared; keep the collector off its pages
     children: dict[int, tuple[int, float]] = {}  # pid -> (index, started)
@@ -67,6 +71,11 @@ def supervise(count: int, serve: Callable[[int], int]) -> int:
             except BaseException:
                 log.exception("worker %d failed", index + 1)
             finally:
+                if orphaned is not None and os.getppid() != parent:
+                    try:
+                        orphaned()
+                    except Exception:
+                        log.exception("releasing what the parent held failed")
                 logging.shutdown()
                 sys.stdout.flush()
                 sys.stderr.flush()

@@ -280,7 +280,7 @@ def _run(args) -> int:
                 file=sys.stderr,
             )
             return 2
-        return supervise(args.workers, serve_one)
+        return supervise(args.workers, serve_one, orphaned=release_all)
     return _serve(args, setup, connection, args.name, args.metrics_port)
 
 

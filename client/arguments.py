@@ -247,9 +247,8 @@ def service_options(parser, lane: str, timeout: float) -> None:
         "run in-process)",
     )
     group.add_argument("--queue", type=queue_name, default="anchor", help="the queue's name")
-    parser = group
-    lane_option(parser, lane)
-    parser.add_argument(
+    lane_option(group, lane)
+    group.add_argument(
         "--timeout",
         type=seconds,
         default=timeout,

@@ -427,15 +427,20 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["worker"]:  # the worker's own program, in this process's place
         os.execv(sys.executable, [sys.executable, "-m", "anchor.worker", *argv[1:]])
     if argv == ["--version"]:  # before the parser, whose help loads the lexicon recipes
-        from importlib.metadata import version
+        # (protocol.settings.package_version's lookup, without importing the protocol)
+        from importlib.metadata import PackageNotFoundError, version
 
-        print(f"anchor {version('anchor-scrabble')}")
+        try:
+            print(f"anchor {version('anchor-scrabble')}")
+        except PackageNotFoundError:
+            print("anchor (not installed)")
         return 0
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    own = _command_parser(parser, args)
     if extra:  # named by the command's own parser, not the top one's
-        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
-    _check_combinations(_command_parser(parser, args), args)
+        own.error(f"unrecognized arguments: {' '.join(extra)}")
+    _check_combinations(own, args)
     prog = f"anchor {args.command}"  # errors name the command, as argparse's do
     warnings.showwarning = functools.partial(_warning, prog)
     try:
@@ -468,10 +473,12 @@ SIM_ONLY = {"sim_iterations", "sim_candidates", "sim_plies", "sim_rank_by", "con
 
 
 def _check_combinations(parser: argparse.ArgumentParser, args) -> None:
-    """Refuse what parses but would be ignored: an empty --out, the simulation's options
-    without --sim."""
+    """Refuse what parses but would be ignored: an empty --out, --board beside --cgp, the
+    simulation's options without --sim."""
     if getattr(args, "out", None) is not None and not args.out.strip():
         parser.error("argument --out: empty; give the file or folder to write")
+    if getattr(args, "cgp", None) and getattr(args, "board", None):
+        parser.error("give the position once: --cgp or --board, not both")
     if args.command == "analyze" and not args.sim:
         given = [
             a.option_strings[0]

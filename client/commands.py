@@ -26,8 +26,6 @@ DEMO_PLAY = "10B DONATES"
 
 
 def _board_and_rack(rules: Ruleset, args) -> tuple[Board, str]:
-    if args.cgp and args.board:
-        raise AnchorError("give the position once: --cgp or --board, not both")
     if args.cgp:
         position = Position.read(rules, args.cgp, args.rack)
         board, rack = position.board, position.rack or None
@@ -77,8 +75,6 @@ def cmd_demo(args) -> int:
 def cmd_analyze(args) -> int:
     """Ranked plays for one position, in-process or through the queue (same output)."""
     rules = Ruleset.load(args.ruleset)
-    if args.cgp and args.board:
-        raise AnchorError("give the position once: --cgp or --board, not both")
     if not (args.cgp or args.board) and args.rack is None:
         raise AnchorError(
             "no position: give --cgp CGP (or --board FILE with --rack RACK; --rack alone "

@@ -197,17 +197,17 @@ static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node
     return anagram_add_word(w->set, w->key[len], tile, len) < 0 ? -1 : 0;
 }
 
+/* The letters' codes a set's keys sum (the same for every set: a file's keys are ours). */
+void anagram_codes(Anagrams *set, int a) {
+    for (int t = 0; t <= a; t++) set->code[t] = letter_code((unsigned)t);
+}
+
 /* Every word of `rack` to MAX_SIDE letters, by its letters (Anagrams), and every word of
  * the DAWG in the word-key filter (WordKeys), in one walk. A graph that takes more than
  * RUN_STEPS steps a node below its extent to walk, or holds more than ANAGRAM_KEYS keys a
  * node, gets neither (a made-up graph can hold far more words than nodes), and the search
  * then keeps the bingo and every part's leave in every bound. Returns -1 when memory is
  * out. */
-/* The letters' codes a set's keys sum (the same for every set: a file's keys are ours). */
-void anagram_codes(Anagrams *set, int a) {
-    for (int t = 0; t <= a; t++) set->code[t] = letter_code((unsigned)t);
-}
-
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys) {
     memset(out, 0, sizeof *out);
     keys->bits = NULL;

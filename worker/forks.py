@@ -94,13 +94,18 @@ def supervise(
             start(index)
         log.info("workers started", extra={"workers": len(children), "pids": sorted(children)})
         while children or due:
-            pid, raw = os.waitpid(-1, os.WNOHANG) if children else (0, 0)
-            if pid == 0:  # none ended: start those whose delay is over, then wait a little
+            # with no restart due, sleep in wait() until a worker ends (or a stop comes);
+            # with one due, look in every twentieth of a second, starting it on time
+            pid, raw = (0, 0)
+            if children:
+                pid, raw = os.waitpid(-1, os.WNOHANG if due else 0)
+            if pid == 0:
                 now = time.monotonic()
                 for index in [i for i, when in due.items() if when <= now]:
                     del due[index]
                     start(index)
-                time.sleep(0.05)
+                if due:
+                    time.sleep(0.05)
                 continue
             index, started = children.pop(pid, (None, 0.0))
             if index is None:

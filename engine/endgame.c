@@ -26,7 +26,9 @@ typedef struct {
     int has_buf;
     Ordered *order; /* buf.count + 1 entries */
     size_t order_cap;
-    Pass saved[2];  /* the passes' boards before this ply's play */
+    Pass saved[2];  /* the passes at this node, kept before a child lays its play on them */
+    int has_saved;  /* saved holds this node's passes (a node's children may never need them) */
+    int laid;       /* this node laid its parent's play on the passes: the parent puts them back */
     MoveRecord line[ENDGAME_MAX_PLIES]; /* the best line found from here */
     int line_len;
 } Ply;
@@ -43,6 +45,11 @@ typedef struct {
     int points[2]; /* their value */
     int side;      /* to move: 0 is the side to move at the root */
     uint64_t key;  /* of the tiles laid since the root, both racks and the side to move */
+    /* The play just made, on the board and the key but not yet on the passes: a node the
+     * table or the depth settles never generates, so it never needs them (laid_play). */
+    const uint16_t *pending_square;
+    const uint8_t *pending_cell;
+    int pending;
     TableEntry *table;
     uint64_t mask;
     Ply *plies;
@@ -96,8 +103,8 @@ static uint32_t fingerprint(const Rules *r, const MoveRecord *m) {
     return (uint32_t)(h >> 32) | 2u;
 }
 
-/* Lay a play of the side to move: board, rack, key and the passes. */
-static void make_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
+/* Lay a play of the side to move on the board, the rack and the key (not the passes). */
+static void lay_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
     const int side = e->side;
     uint8_t *rack = e->rack[side];
     for (int i = 0; i < n; i++) {
@@ -109,13 +116,32 @@ static void make_play(Endgame *e, const uint16_t *square, const uint8_t *cell, i
         e->points[side] -= tile_points(e->r, cell[i]);
     }
     e->held[side] -= n;
-    for (int dir = 0; dir < 2; dir++) place_tiles(&e->passes[dir], e->r, square, cell, n);
     e->side ^= 1;
     e->key ^= KEY_SIDE;
 }
 
-/* Take it back; the passes come back from `saved`. */
-static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n, const Pass saved[2]) {
+/* Lay a play and bring the passes up to date with it. */
+static void make_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
+    lay_play(e, square, cell, n);
+    for (int dir = 0; dir < 2; dir++) place_tiles(&e->passes[dir], e->r, square, cell, n);
+}
+
+/* Before the node at `ply` generates: the play that led to it laid on the passes too,
+ * the parent's passes saved first if no child of it had needed them yet. */
+static void laid_play(Endgame *e, int ply) {
+    if (!e->pending) return;
+    Ply *parent = &e->plies[ply - 1];
+    if (!parent->has_saved) {
+        for (int dir = 0; dir < 2; dir++) pass_copy(&parent->saved[dir], &e->passes[dir].pass);
+        parent->has_saved = 1;
+    }
+    for (int dir = 0; dir < 2; dir++) place_tiles(&e->passes[dir], e->r, e->pending_square, e->pending_cell, e->pending);
+    e->pending = 0;
+    e->plies[ply].laid = 1;
+}
+
+/* Take back a play lay_play made (the passes: the caller's business). */
+static void lift_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
     e->side ^= 1;
     e->key ^= KEY_SIDE;
     const int side = e->side;
@@ -129,7 +155,6 @@ static void unmake_play(Endgame *e, const uint16_t *square, const uint8_t *cell,
         e->points[side] += tile_points(e->r, cell[i]);
     }
     e->held[side] += n;
-    for (int dir = 0; dir < 2; dir++) pass_copy(&e->passes[dir].pass, &saved[dir]);
 }
 
 /* What the side to move gains when its play goes out: the other rack's value. */
@@ -208,9 +233,17 @@ static int32_t try_play(Endgame *e, int ply, int depth, int32_t alpha, int32_t b
     int n = play_tiles(e->r, m, square, cell);
     if (n == e->held[e->side]) return m->score + out_bonus(e);
     *ends = 0;
-    make_play(e, square, cell, n);
+    lay_play(e, square, cell, n);
+    e->pending_square = square;
+    e->pending_cell = cell;
+    e->pending = n;
+    Ply *next = &e->plies[ply + 1];
+    next->laid = 0;
     int32_t v = m->score - negamax(e, ply + 1, depth - 1, m->score - beta, m->score - alpha, 0);
-    unmake_play(e, square, cell, n, p->saved);
+    e->pending = 0;
+    if (next->laid)
+        for (int dir = 0; dir < 2; dir++) pass_copy(&e->passes[dir].pass, &p->saved[dir]);
+    lift_play(e, square, cell, n);
     return v;
 }
 
@@ -260,13 +293,14 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
     }
     p->buf.count = p->buf.total = p->buf.seq = 0;
     p->buf.pruned = p->buf.has_floor = 0;
+    laid_play(e, ply);
+    p->has_saved = 0;
     int failed = search_moves(e->g, e->board, e->rack[e->side], e->held[e->side], &e->args, e->passes, &p->buf);
     if (!failed) failed = order_plays(e, p, best_move);
     if (failed) {
         e->failed = failed;
         return 0;
     }
-    for (int dir = 0; dir < 2; dir++) pass_copy(&p->saved[dir], &e->passes[dir].pass);
     const size_t n = p->buf.count;
     const int restricted = ply == 0 && e->root_allowed;
     int32_t best = -VALUE_INF, a = alpha;
@@ -323,6 +357,7 @@ static int canonical_plays(Endgame *e, Ply *p) {
     if (!failed) failed = order_plays(e, p, 0);
     if (failed) return failed;
     for (int dir = 0; dir < 2; dir++) pass_copy(&p->saved[dir], &e->passes[dir].pass);
+    p->has_saved = 1;
     return 0;
 }
 

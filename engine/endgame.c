@@ -222,7 +222,9 @@ static int32_t try_play(Endgame *e, int ply, int depth, int32_t alpha, int32_t b
         *ends = 0;
         e->side ^= 1;
         e->key ^= KEY_SIDE;
-        int32_t v = -negamax(e, ply + 1, depth - 1, -beta, -alpha, 1);
+        /* a pass forced by having no play costs no depth: it is not a choice */
+        const int forced = p->buf.count == 0;
+        int32_t v = -negamax(e, ply + 1, depth - (forced ? 0 : 1), -beta, -alpha, 1);
         e->side ^= 1;
         e->key ^= KEY_SIDE;
         return v;
@@ -474,7 +476,10 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
      * parts then picks the first in canonical order, as one search would */
     const int32_t alpha = split->has_floor ? split->floor - 1 : -VALUE_INF;
     int done = 0;
-    for (int depth = 1; depth <= plies; depth++) {
+    /* Iterations two plies apart: a search ending on the side to move's turn and one ending
+     * on the other's guess differently, and each odd iteration paid for the even one before
+     * it (bench/endgame_nodes.py: 29% fewer nodes on the records' endgames). */
+    for (int depth = 1;; depth = depth + 2 < plies ? depth + 2 : plies) {
         e->horizons = 0;
         int32_t v = negamax(e, 0, depth, alpha, VALUE_INF, passed);
         if (e->failed) break;
@@ -486,7 +491,7 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
         answer->line_len = e->plies[0].line_len;
         memcpy(answer->line, e->plies[0].line, (size_t)answer->line_len * sizeof *answer->line);
         answer->root = e->root_rank[e->root_best];
-        if (answer->exact) break;
+        if (answer->exact || depth >= plies) break;
     }
     if (!done) {
         failed = e->failed ? e->failed : FAIL_TIME;

@@ -2,6 +2,7 @@
 
 from .board import ACROSS, DOWN, Board
 from .endgame import Endgame
+from .endgame import Table as EndgameTable
 from .errors import (
     AnchorError,
     InputError,
@@ -29,6 +30,7 @@ __all__ = [
     "BuildReport",
     "EndRules",
     "Endgame",
+    "EndgameTable",
     "InputError",
     "Leaves",
     "Lexicon",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from operator import neg
 
-from .endgame import endgame_value
+from .endgame import Table, endgame_value
 from .errors import InputError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
 from .legality import check_rack, unseen_counts
@@ -21,10 +21,14 @@ from .solver import Solver
 from .winpct import model_for
 
 ANALYSED = (PLAY, EXCHANGE, PASS)
-# An empty-bag turn's solve stops at this many positions (about a second or two; the same
-# answer on every machine, so a fleet's annotation equals one process's), or at the job's
-# time; past either the answer says "not proven".
-ENDGAME_NODES = 1_000_000
+# A game's empty-bag turns share one search budget, in positions (the same answer on every
+# machine, so a fleet's annotation equals one process's): each solve may take half of what
+# is left, so the first turn, the hardest, gets most, and the later ones, which its table
+# mostly answers, still get some. The job's time stops it too; past either, the answer
+# says "not proven".
+ENDGAME_NODES = 8_000_000
+ENDGAME_LEAST_NODES = 20_000  # each solve's at least: a shallow answer when the rest is spent
+ENDGAME_TABLE_MB = 32
 
 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
@@ -59,6 +63,7 @@ def annotate_game(
     """
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
+    endgames = _Endgames(solver)
     turns = []
     totals: dict[int, int] = {}  # each player's recorded total so far
     for index, turn in enumerate(replay(game, rules)):
@@ -95,7 +100,9 @@ def annotate_game(
         elif ev.tiles:
             entry["tiles"] = ev.tiles  # an end rack's tiles, an exchange's
         if ev.kind in ANALYSED:
-            entry.update(_alternatives(solver, turn, entry, top, leaves, budget, sim, lead))
+            entry.update(
+                _alternatives(solver, turn, entry, top, leaves, budget, sim, lead, endgames)
+            )
         turns.append(entry)
     if len(players) == 2:
         _split_unseen(rules, turns)
@@ -150,6 +157,7 @@ def _alternatives(
     budget: Budget | None = None,
     sim: Simulation | None = None,
     lead: int = 0,
+    endgames: _Endgames | None = None,
 ) -> dict:
     rack = turn.event.rack
     if not rack:
@@ -217,7 +225,8 @@ def _alternatives(
         )
     opponent = _opponent_rack(turn.board, tiles)
     if opponent is not None:
-        extra.update(_endgame(solver, turn, entry, tiles, opponent, moves, top, legal, budget))
+        endgames = endgames or _Endgames(solver)
+        extra.update(_endgame(endgames, turn, entry, tiles, opponent, moves, top, legal, budget))
     elif sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
         extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))
     if opponent is not None:  # the static ranking of an empty bag: no leaves, going out counts
@@ -283,12 +292,40 @@ def _opponent_rack(board, tiles) -> tuple[int, ...] | None:
     return unseen if 0 < len(unseen) <= board.rules.rack_size else None
 
 
+class _Endgames:
+    """One game's exact solves: a table kept from turn to turn (each turn's position and the
+    reply to the play made are in the earlier turns' searches) and the positions left of
+    the game's budget."""
+
+    def __init__(self, solver: Solver):
+        self.solver = solver
+        self.nodes_left = ENDGAME_NODES
+        self._table: Table | None = None
+
+    def solve(self, board, mover, other, budget, scoreless: int = 0):
+        rules = self.solver.rules
+        if self._table is None:
+            self._table = Table(ENDGAME_TABLE_MB)
+        seconds = budget() if budget is not None else None
+        solved = self.solver.solve_endgame(
+            board,
+            _letters(rules, mover),
+            _letters(rules, other),
+            budget_s=seconds,
+            scoreless_turns=scoreless,
+            max_nodes=max(ENDGAME_LEAST_NODES, self.nodes_left // 2),
+            table=self._table,
+        )
+        self.nodes_left -= solved.nodes
+        return solved
+
+
 def _endgame(
-    solver: Solver, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget
+    endgames: _Endgames, turn, entry: dict, tiles, opponent, moves, top: int, legal: bool, budget
 ) -> dict:
     """An empty-bag turn: the plays ranked statically by endgame_equity, and the position
     solved exactly (the value, the winning line, and the value the play made gives up)."""
-    rules = solver.rules
+    rules = endgames.solver.rules
     points = sum(rules.tile_values[t] for t in opponent)
     held = len(tiles)
     fields = moves.fields(lists=True)
@@ -297,15 +334,7 @@ def _endgame(
     best = [fields[i] for i in order[:top]]
 
     def solve(board, mover, other, scoreless=0):
-        seconds = budget() if budget is not None else None
-        return solver.solve_endgame(
-            board,
-            _letters(rules, mover),
-            _letters(rules, other),
-            budget_s=seconds,
-            scoreless_turns=scoreless,
-            max_nodes=ENDGAME_NODES,
-        )
+        return endgames.solve(board, mover, other, budget, scoreless)
 
     solved = solve(turn.board, tiles, opponent)
     made, exact = None, solved.exact

@@ -44,7 +44,11 @@ typedef struct {
     int held[2];   /* tiles on each rack */
     int points[2]; /* their value */
     int side;      /* to move: 0 is the side to move at the root */
-    uint64_t key;  /* of the tiles laid since the root, both racks and the side to move */
+    /* The position's key is the board's, the rack to move's and the waiting rack's: a
+     * function of the position alone, so a table kept across solves (one game's turns,
+     * a pre-endgame's draws) answers for positions another solve searched. */
+    uint64_t board_key;
+    uint64_t rack_keys[2][2]; /* [side][ROLE_MOVE or ROLE_WAIT]: side's rack in each role */
     /* The play just made, on the board and the key but not yet on the passes: a node the
      * table or the depth settles never generates, so it never needs them (laid_play). */
     const uint16_t *pending_square;
@@ -71,16 +75,27 @@ static inline uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-#define KEY_SIDE 0x6A09E667F3BCC908ull
+enum { ROLE_MOVE, ROLE_WAIT };
 #define KEY_PASSED 0xBB67AE8584CAA73Bull
 
 static inline uint64_t square_key(int square, uint8_t cell) {
     return mix64(0x100000000ull | (uint64_t)square << 8 | cell);
 }
 
-/* The key of `count` tiles `tile` on `side`'s rack (none: 0). */
-static inline uint64_t rack_key(int side, unsigned tile, int count) {
-    return count ? mix64(0x200000000ull | (uint64_t)side << 24 | (uint64_t)tile << 16 | (uint64_t)count) : 0;
+/* The key of `count` tiles `tile` on the rack in `role` (none: 0). */
+static inline uint64_t rack_key(int role, unsigned tile, int count) {
+    return count ? mix64(0x200000000ull | (uint64_t)role << 24 | (uint64_t)tile << 16 | (uint64_t)count) : 0;
+}
+
+/* Side `side`'s rack changing from `was` tiles `tile` to `now`, in both roles' keys. */
+static inline void rack_changed(Endgame *e, int side, unsigned tile, int was, int now) {
+    for (int role = 0; role < 2; role++)
+        e->rack_keys[side][role] ^= rack_key(role, tile, was) ^ rack_key(role, tile, now);
+}
+
+static inline uint64_t position_key(const Endgame *e, int passed) {
+    return e->board_key ^ e->rack_keys[e->side][ROLE_MOVE] ^ e->rack_keys[e->side ^ 1][ROLE_WAIT] ^
+           (passed ? KEY_PASSED : 0);
 }
 
 /* A play's squares and tiles (the tiles it lays, not those it goes through). */
@@ -110,14 +125,13 @@ static void lay_play(Endgame *e, const uint16_t *square, const uint8_t *cell, in
     for (int i = 0; i < n; i++) {
         unsigned from = untile(cell[i]);
         e->board[square[i]] = cell[i];
-        e->key ^= square_key(square[i], cell[i]);
-        e->key ^= rack_key(side, from, rack[from]) ^ rack_key(side, from, rack[from] - 1);
+        e->board_key ^= square_key(square[i], cell[i]);
+        rack_changed(e, side, from, rack[from], rack[from] - 1);
         rack[from]--;
         e->points[side] -= tile_points(e->r, cell[i]);
     }
     e->held[side] -= n;
     e->side ^= 1;
-    e->key ^= KEY_SIDE;
 }
 
 /* Lay a play and bring the passes up to date with it. */
@@ -143,14 +157,13 @@ static void laid_play(Endgame *e, int ply) {
 /* Take back a play lay_play made (the passes: the caller's business). */
 static void lift_play(Endgame *e, const uint16_t *square, const uint8_t *cell, int n) {
     e->side ^= 1;
-    e->key ^= KEY_SIDE;
     const int side = e->side;
     uint8_t *rack = e->rack[side];
     for (int i = 0; i < n; i++) {
         unsigned from = untile(cell[i]);
         e->board[square[i]] = 0;
-        e->key ^= square_key(square[i], cell[i]);
-        e->key ^= rack_key(side, from, rack[from]) ^ rack_key(side, from, rack[from] + 1);
+        e->board_key ^= square_key(square[i], cell[i]);
+        rack_changed(e, side, from, rack[from], rack[from] + 1);
         rack[from]++;
         e->points[side] += tile_points(e->r, cell[i]);
     }
@@ -221,12 +234,10 @@ static int32_t try_play(Endgame *e, int ply, int depth, int32_t alpha, int32_t b
         if (passed) return scoreless_end(e);
         *ends = 0;
         e->side ^= 1;
-        e->key ^= KEY_SIDE;
         /* a pass forced by having no play costs no depth: it is not a choice */
         const int forced = p->buf.count == 0;
         int32_t v = -negamax(e, ply + 1, depth - (forced ? 0 : 1), -beta, -alpha, 1);
         e->side ^= 1;
-        e->key ^= KEY_SIDE;
         return v;
     }
     const MoveRecord *m = &p->buf.items[index];
@@ -265,7 +276,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         e->failed = FAIL_TIME;
         return 0;
     }
-    const uint64_t key = e->key ^ (passed ? KEY_PASSED : 0);
+    const uint64_t key = position_key(e, passed);
     TableEntry *t = &e->table[key & e->mask];
     uint32_t best_move = 0;
     const int pv = (int64_t)beta - alpha > 1;
@@ -412,7 +423,6 @@ static int canonical_line(Endgame *e, int32_t value, int passed, EndgameAnswer *
         if (ends) return 0;
         if ((size_t)chosen == n) {
             e->side ^= 1;
-            e->key ^= KEY_SIDE;
             value = -value;
             passed = 1;
         } else {
@@ -428,7 +438,7 @@ static int canonical_line(Endgame *e, int32_t value, int passed, EndgameAnswer *
 }
 
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
-                  const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
+                  const EndRules *end, const RootSplit *split, int plies, const EndgameTable *table, int passed,
                   int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
                   EndgameAnswer *answer) {
     const Rules *r = &g->rules;
@@ -439,20 +449,22 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     e->r = r;
     e->end = end;
     e->max_nodes = max_nodes;
-    e->mask = ((uint64_t)1 << table_bits) - 1;
-    e->table = calloc((size_t)e->mask + 1, sizeof *e->table);
+    e->mask = ((uint64_t)1 << table->bits) - 1;
+    e->table = table->entries;
     e->plies = calloc(ENDGAME_MAX_PLIES + 1, sizeof *e->plies);
     if (!e->table || !e->plies) {
         failed = FAIL_MEMORY;
         goto out;
     }
     memcpy(e->board, board, (size_t)(r->rows * r->cols));
+    for (int i = 0; i < r->rows * r->cols; i++)
+        if (board[i]) e->board_key ^= square_key(i, board[i]);
     for (int side = 0; side < 2; side++) {
         memcpy(e->rack[side], racks[side], sizeof e->rack[side]);
         for (int t = 0; t <= r->alphabet; t++) {
             e->held[side] += racks[side][t];
             e->points[side] += racks[side][t] * r->values[t];
-            e->key ^= rack_key(side, (unsigned)t, racks[side][t]);
+            rack_changed(e, side, (unsigned)t, 0, racks[side][t]);
         }
     }
     const uint64_t all = every_letter(r);
@@ -524,7 +536,6 @@ out:
             free(e->plies[i].order);
         }
     free(e->plies);
-    free(e->table);
     free(e->root_rank);
     free(e->root_allowed);
     free(e);

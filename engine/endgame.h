@@ -47,6 +47,15 @@ _Static_assert(sizeof(TableEntry) == 16, "TableEntry is 16 bytes");
 
 #define ENDGAME_COMPLETE 255
 
+/* The table a solve reads and writes: 2^bits entries, zeroed when new. Its keys are the
+ * positions' (board and both racks, by role: to move or waiting), so one table may be
+ * kept across solves with one Core and one EndRules (one game's turns, a pre-endgame's
+ * draws); one solve at a time uses it. */
+typedef struct {
+    TableEntry *entries;
+    int bits;
+} EndgameTable;
+
 /* Which of the root's plays one search looks at, for a hard endgame split over workers:
  * the plays are numbered in the root's canonical order (order_plays without a table move:
  * a function of the position alone; the pass last), and number i is searched when
@@ -72,7 +81,7 @@ typedef struct {
 } EndgameAnswer;
 
 /* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): up to
- * `plies` deep (iterations 1.. until one is exact), with 2^table_bits table entries,
+ * `plies` deep (iterations 1, 3, .. until one is exact), with `table`,
  * `passed` when the last turn was a pass, the root's plays as `split` says. An exact
  * answer's line is canonical: at each turn the first play in canonical order that keeps
  * the value, so that it is the same whatever the depth schedule, the table's size and the
@@ -80,7 +89,7 @@ typedef struct {
  * every machine. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the
  * first iteration finished by the deadline or within the nodes. */
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
-                  const EndRules *end, const RootSplit *split, int plies, int table_bits, int passed,
+                  const EndRules *end, const RootSplit *split, int plies, const EndgameTable *table, int passed,
                   int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
                   EndgameAnswer *answer);
 

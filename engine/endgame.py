@@ -11,6 +11,7 @@ ranking with an empty bag (`endgame_equity`) is the fallback where no search is 
 from __future__ import annotations
 
 import array
+import threading
 import time
 from dataclasses import dataclass
 
@@ -172,6 +173,44 @@ def line_moves(board: Board, records: bytes) -> tuple[Move, ...]:
     return tuple(out)
 
 
+class Table:
+    """A transposition table kept across solves: one game's empty-bag turns, or a
+    pre-endgame's draws, are positions of one another's searches (the table's keys are the
+    positions': board and both racks), so a later solve starts from what an earlier one
+    proved. Bound to the first Solver and end rules it serves (another's would read wrong
+    values: the table starts empty again); a solve that finds it in use by another thread
+    uses a table of its own."""
+
+    __slots__ = ("bits", "_entries", "_owner", "_lock")
+
+    def __init__(self, table_mb: float = DEFAULT_TABLE_MB):
+        self.bits = table_bits(table_mb)
+        self._entries = bytearray(ENTRY_BYTES << self.bits)
+        self._owner: tuple | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def megabytes(self) -> float:
+        return len(self._entries) / (1 << 20)
+
+    def clear(self) -> None:
+        self._entries[:] = bytes(len(self._entries))
+        self._owner = None
+
+    def _take(self, generator, end) -> bytearray | None:
+        """The entries for a solve with `generator` and `end`, or None when busy."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        owner = (generator, end)
+        if self._owner is not None and (self._owner[0] is not generator or self._owner[1] != end):
+            self._entries[:] = bytes(len(self._entries))
+        self._owner = owner
+        return self._entries
+
+    def _give_back(self) -> None:
+        self._lock.release()
+
+
 @dataclass(frozen=True, slots=True)
 class Split:
     """Which of the root's plays one search looks at (numbered in the root's canonical
@@ -210,9 +249,11 @@ def solve_part(
     scoreless: int = 0,
     split: Split = Split(),
     max_nodes: int | None = None,
+    table: Table | None = None,
 ) -> Part:
     """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
-    plays `split` names (all by default): Solver.solve_endgame and its split."""
+    plays `split` names (all by default): Solver.solve_endgame and its split. `table`: one
+    kept across solves (table_mb is then its size, not this solve's)."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -238,7 +279,10 @@ def solve_part(
     for side, tiles in enumerate((rack, opponent)):
         for t in tiles:
             counts[side][t] += 1
+    if table is not None and not isinstance(table, Table):
+        raise InputError(f"table must be an endgame Table, not {type(table).__name__}")
     end = rules.end
+    entries = table._take(generator, end) if table is not None else None
     started = time.perf_counter()
     try:
         value, depth, exact, nodes, records, root, below, none = generator.endgame(
@@ -258,6 +302,7 @@ def solve_part(
             split.part,
             split.floor,
             max_nodes or 0,
+            entries,
         )
     except TimeoutError:
         limit = f"{budget_s:g} s" if budget_s is not None else f"{max_nodes:,} positions"
@@ -266,6 +311,9 @@ def solve_part(
         ) from None
     except ValueError as exc:  # a split out of range
         raise InputError(str(exc)) from None
+    finally:
+        if entries is not None:
+            table._give_back()
     seconds = time.perf_counter() - started
     endgame = Endgame(value, line_moves(board, records), depth, bool(exact), nodes, seconds)
     return Part(endgame, root, bool(below), bool(none))
@@ -279,6 +327,7 @@ __all__ = [
     "DEFAULT_TABLE_MB",
     "Part",
     "Split",
+    "Table",
     "solve_part",
     "table_bits",
     "passed_before",

@@ -558,10 +558,13 @@ PyDoc_STRVAR(describe_doc,
 
 PyDoc_STRVAR(endgame_doc,
 "endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
-"        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None, max_nodes=0)\n"
+"        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None, max_nodes=0,\n"
+"        table=None)\n"
 "    -> (value, depth, exact, nodes, line, root, below_floor, no_plays)\n\n"
 "The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
-"counts each); iterations 1..plies until one is exact; 2^table_bits table entries;\n"
+"counts each); iterations 1, 3, .. plies until one is exact; 2^table_bits table entries,\n"
+"or `table`: a writable buffer of 16 * 2^k bytes (zeroed when new) kept across solves of\n"
+"this Generator with the same end rules, one solve at a time;\n"
 "`passed`: the last turn was a pass; budget: seconds (0: none): past it, the deepest\n"
 "iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
 "the board the ones before it leave (length 0: a pass). first, last, parts, part, floor:\n"
@@ -571,18 +574,19 @@ PyDoc_STRVAR(endgame_doc,
 static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
                             "going_out", "stuck_loses_own", "scoreless_loses_own", "first", "last",
-                            "parts", "part", "floor", "max_nodes", NULL};
-    Py_buffer cells_view, rack_views[2];
+                            "parts", "part", "floor", "max_nodes", "table", NULL};
+    Py_buffer cells_view, rack_views[2], table_view = {0};
+    PyObject *table_obj = Py_None;
     int plies, table_bits, passed;
     double budget;
     EndRules end;
     RootSplit split = {0, -1, 1, 0, 0, 0};
     PyObject *floor_obj = Py_None;
     unsigned long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOK", names, &cells_view, &rack_views[0],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOKO", names, &cells_view, &rack_views[0],
                                      &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
                                      &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
-                                     &split.parts, &split.part, &floor_obj, &max_nodes))
+                                     &split.parts, &split.part, &floor_obj, &max_nodes, &table_obj))
         return NULL;
     const Rules *r = &self->core.rules;
     PyObject *result = NULL;
@@ -609,17 +613,36 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     }
     const uint8_t *board = cells_view.buf;
     if (read_position(r, "endgame", &cells_view, 0, rack_views, 2, 1, NULL, racks) < 0) goto out;
+    EndgameTable table = {NULL, table_bits};
+    if (table_obj != Py_None) {
+        if (PyObject_GetBuffer(table_obj, &table_view, PyBUF_WRITABLE) < 0) goto out;
+        const Py_ssize_t entries = table_view.len / (Py_ssize_t)sizeof(TableEntry);
+        int bits = 0;
+        while (bits < ENDGAME_MAX_TABLE && ((Py_ssize_t)1 << bits) < entries) bits++;
+        if (table_view.len % (Py_ssize_t)sizeof(TableEntry) || ((Py_ssize_t)1 << bits) != entries ||
+            bits < ENDGAME_MIN_TABLE) {
+            PyErr_Format(PyExc_ValueError, "endgame: table must be 16 * 2^k bytes, k %d..%d", ENDGAME_MIN_TABLE,
+                         ENDGAME_MAX_TABLE);
+            goto out;
+        }
+        table = (EndgameTable){table_view.buf, bits};
+    } else if (!(table.entries = calloc((size_t)1 << table_bits, sizeof(TableEntry)))) {
+        PyErr_NoMemory();
+        goto out;
+    }
     EndgameAnswer *answer = malloc(sizeof *answer);
     if (!answer) {
         PyErr_NoMemory();
+        if (table_obj == Py_None) free(table.entries);
         goto out;
     }
     struct timespec deadline = deadline_after(budget);
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, table_bits,
+    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, &table,
                            passed, budget > 0.0, &deadline, (uint64_t)max_nodes, answer);
     Py_END_ALLOW_THREADS
+    if (table_obj == Py_None) free(table.entries);
     if (failed == FAIL_CHECK) {
         PyErr_SetString(PyExc_AssertionError, "the endgame search: no play keeps the value it found (a bug)");
     } else if (failed) {
@@ -632,6 +655,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     }
     free(answer);
 out:
+    if (table_view.obj) PyBuffer_Release(&table_view);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_views[0]);
     PyBuffer_Release(&rack_views[1]);

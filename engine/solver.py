@@ -214,16 +214,18 @@ class Solver:
         table_mb: float = _endgame.DEFAULT_TABLE_MB,
         scoreless_turns: int = 0,
         max_nodes: int | None = None,
+        table: _endgame.Table | None = None,
     ) -> _endgame.Endgame:
         """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
         holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
         game). budget_s: seconds; past it, the best line of the deepest search completed,
         with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
         scoreless turns already played in a row. max_nodes: like budget_s, in positions
-        searched (the same answer on every machine)."""
+        searched (the same answer on every machine). table: an endgame Table kept across
+        solves (one game's turns): positions an earlier solve proved cost nothing again."""
         return self.solve_endgame_part(
             board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
-            scoreless=scoreless_turns, max_nodes=max_nodes,
+            scoreless=scoreless_turns, max_nodes=max_nodes, table=table,
         ).endgame  # fmt: skip
 
     def solve_endgame_part(

@@ -9,7 +9,15 @@ import random
 
 import pytest
 
-from anchor.engine import Board, InputError, Lexicon, Ruleset, Solver, WorkLimitError
+from anchor.engine import (
+    Board,
+    EndgameTable,
+    InputError,
+    Lexicon,
+    Ruleset,
+    Solver,
+    WorkLimitError,
+)
 from anchor.engine.notation import format_rack
 from anchor.engine.position import parse_cgp
 
@@ -54,6 +62,13 @@ def compare(solver: Solver, board: Board, mover, other, scoreless: int, seen: di
         f"{rules.name}: {board.to_cgp()} {format_rack(rules, mover)}/{format_rack(rules, other)} "
         f"scoreless {scoreless}: solver {got.value}, reference {expected}"
     )
+    # one table kept across every solve of the test (games, boards, both sides to move):
+    # what it holds from other positions never changes a value or a line
+    kept = solver.solve_endgame(
+        board, format_rack(rules, mover), format_rack(rules, other), scoreless_turns=scoreless,
+        table=seen["table"],
+    )  # fmt: skip
+    assert kept.exact and (kept.value, kept.moves) == (got.value, got.moves), board.to_cgp()
     seen["count"] += 1
     seen["blank"] += 0 in mover or 0 in other
     seen["sizes"].add((len(mover), len(other)))
@@ -73,6 +88,7 @@ def test_solver_equals_plain_minimax(solvers, name, wanted, seed):
     solver = solvers[name]
     rng = random.Random(seed)
     seen = {
+        "table": EndgameTable(1),
         "twins": 0,
         "count": 0,
         "blank": 0,
@@ -141,14 +157,16 @@ def test_value_and_line_whatever_the_table_size_depth_schedule_and_split(twl06_s
     solver, rules = twl06_solver, twl06_solver.rules
     positions = real_endgames()
     assert set(QUICK) <= set(positions)
-    for name in QUICK:
+    kept = EndgameTable(0.25)  # every position, twice, through one small table
+    for name in QUICK * 2:
         pos = parse_cgp(rules, positions[name])
         args = (pos.board, pos.racks[0], pos.racks[1])
         whole = solver.solve_endgame(*args)
         assert whole.exact, name
         tiny = solver.solve_endgame(*args, table_mb=0.016)
         shallow = solver.solve_endgame(*args, plies=whole.depth)
-        for other in (tiny, shallow):
+        warm = solver.solve_endgame(*args, table=kept)
+        for other in (tiny, shallow, warm):
             assert other.exact and (other.value, other.moves) == (whole.value, whole.moves), name
         # the line adds up: scores alternate, and the end of the game settles the racks
         assert whole.moves and whole.best == whole.moves[0]

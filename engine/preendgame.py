@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .board import Board
+from .endgame import Table
 from .errors import InputError, WorkLimitError
 from .moves import Move
 from .notation import format_rack
@@ -71,7 +72,8 @@ def solve_preendgame(
     """Value the top `candidates` plays by score (every one when fewer) of a position with
     one tile in the bag. `lead`: the mover's score less the opponent's, for the chance of
     winning. `budget_s`: seconds for the whole; each endgame gets an equal share of what is
-    left, and one not proven in its share says so (`exact`)."""
+    left, and one not proven in its share says so (`exact`). `table_mb`: the one table
+    every endgame solved here shares."""
     rules = solver.rules
     if (
         isinstance(candidates, bool)
@@ -88,6 +90,7 @@ def solve_preendgame(
     draws = Counter(unseen)
     solves = len(moves) * len(draws)
     nodes = 0
+    table = Table(table_mb)  # the draws' endgames share positions: one table for them all
     out = []
     for i in range(len(moves)):
         move = moves[i]
@@ -109,7 +112,7 @@ def solve_preendgame(
             solves -= 1
             reply = solver.solve_endgame(
                 after, format_rack(rules, tuple(theirs)), format_rack(rules, tuple(mine)),
-                budget_s=seconds, table_mb=table_mb,
+                budget_s=seconds, table=table,
             )  # fmt: skip
             nodes += reply.nodes
             letter = "?" if tile == 0 else rules.letter(tile)

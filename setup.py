@@ -46,6 +46,7 @@ def cpu_flags() -> set[str]:
 
 args = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 args.append("-fvisibility=hidden")  # the units' shared functions stay inside the module
+args.append("-pthread")  # the endgame solver's helper threads (endgame.c)
 # The generator's list lookups are popcounts; without -mpopcnt x86-64 gcc calls a slow
 # libgcc routine. Every x86-64 CPU of the last fifteen years has the instruction; enable
 # it when the building machine has it (the extension is built where it runs).
@@ -60,6 +61,7 @@ setup(
             sources=SOURCES,
             depends=HEADERS,
             extra_compile_args=args,
+            extra_link_args=["-pthread"],
         )
     ],
 )

@@ -27,6 +27,7 @@
 #define ENDGAME_MIN_TABLE 10       /* log2 of the fewest table entries (16 KiB) */
 #define ENDGAME_MAX_TABLE 32       /* log2 of the most (64 GiB: the server's cap is far below) */
 #define ENDGAME_CLOCK_EVERY 0xFF   /* nodes between looks at the clock */
+#define ENDGAME_MAX_THREADS 64
 
 /* The end-of-game rules (Ruleset.end). */
 typedef struct {
@@ -35,13 +36,15 @@ typedef struct {
     int scoreless_loses_own; /* at a scoreless end each side loses its own tiles' value */
 } EndRules;
 
-/* A transposition table entry, 16 bytes. `lock` is the position's key with its low 16
- * bits replaced by the depth searched below it (ENDGAME_COMPLETE: to the end of the game
- * on every line) and the bound kind; `move` fingerprints the best play found (0: none). */
+/* A transposition table entry, 16 bytes: two words, `data` the value (low 32 bits) and
+ * the best play's fingerprint (high 32 bits; 0: none), `check` the lock XOR data. The lock
+ * is the position's key with its low 16 bits replaced by the depth searched below it
+ * (ENDGAME_COMPLETE: to the end of the game on every line) and the bound kind. Threads
+ * read and write entries without locks; an entry torn between two writers fails the
+ * lock test (the XOR), so it is only a miss. */
 typedef struct {
-    uint64_t lock;
-    int32_t value;
-    uint32_t move;
+    uint64_t check;
+    uint64_t data;
 } TableEntry;
 _Static_assert(sizeof(TableEntry) == 16, "TableEntry is 16 bytes");
 
@@ -80,17 +83,27 @@ typedef struct {
     MoveRecord line[ENDGAME_MAX_PLIES]; /* len 0: a pass */
 } EndgameAnswer;
 
-/* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): up to
- * `plies` deep (iterations 1, 3, .. until one is exact), with `table`,
- * `passed` when the last turn was a pass, the root's plays as `split` says. An exact
- * answer's line is canonical: at each turn the first play in canonical order that keeps
- * the value, so that it is the same whatever the depth schedule, the table's size and the
- * split. `max_nodes` (0: none) stops the search like the deadline, but the same way on
- * every machine. Returns 0 with the answer, FAIL_MEMORY, or FAIL_TIME when not even the
- * first iteration finished by the deadline or within the nodes. */
+/* How far a solve may go. */
+typedef struct {
+    int plies;          /* the deepest iteration */
+    int passed;         /* the last turn was a pass */
+    int threads;        /* searches at once on one table, 1..ENDGAME_MAX_THREADS */
+    int has_deadline;
+    struct timespec deadline;
+    uint64_t max_nodes; /* 0: none; with one thread the same stop on every machine */
+} EndgameLimits;
+
+/* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): iterations
+ * 1, 3, .. up to limits->plies until one is exact, with `table`, the root's plays as `split`
+ * says. With more than one thread, helpers search the even depths on the same table (lazy
+ * SMP: what one proves, the others read); the first iteration to reach the end of the
+ * game on every line gives the value. An exact answer's line is canonical: at each turn
+ * the first play in canonical order that keeps the value, so that it is the same whatever
+ * the threads, the depth schedule, the table's size and the split. Returns 0 with the
+ * answer, FAIL_MEMORY, or FAIL_TIME when not even the first iteration finished by the
+ * deadline or within the nodes. */
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
-                  const EndRules *end, const RootSplit *split, int plies, const EndgameTable *table, int passed,
-                  int has_deadline, const struct timespec *deadline, uint64_t max_nodes,
-                  EndgameAnswer *answer);
+                  const EndRules *end, const RootSplit *split, const EndgameTable *table,
+                  const EndgameLimits *limits, EndgameAnswer *answer);
 
 #endif

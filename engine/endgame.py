@@ -24,6 +24,7 @@ from .rules import MAX_LETTERS, Ruleset
 MAX_PLIES = _movegen.ENDGAME_MAX_PLIES
 MIN_TABLE_BITS = _movegen.ENDGAME_MIN_TABLE
 MAX_TABLE_BITS = _movegen.ENDGAME_MAX_TABLE
+MAX_THREADS = 64
 ENTRY_BYTES = 16
 DEFAULT_TABLE_MB = 64
 
@@ -250,10 +251,13 @@ def solve_part(
     split: Split = Split(),
     max_nodes: int | None = None,
     table: Table | None = None,
+    threads: int = 1,
 ) -> Part:
     """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
     plays `split` names (all by default): Solver.solve_endgame and its split. `table`: one
-    kept across solves (table_mb is then its size, not this solve's)."""
+    kept across solves (table_mb is then its size, not this solve's). threads: searches at
+    once on the table (the same value and line for any number; with more than one, where
+    max_nodes stops an unproven search depends on the machine)."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -279,6 +283,8 @@ def solve_part(
     for side, tiles in enumerate((rack, opponent)):
         for t in tiles:
             counts[side][t] += 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise InputError(f"threads must be 1..{MAX_THREADS}, not {threads!r}")
     if table is not None and not isinstance(table, Table):
         raise InputError(f"table must be an endgame Table, not {type(table).__name__}")
     end = rules.end
@@ -303,6 +309,7 @@ def solve_part(
             split.floor,
             max_nodes or 0,
             entries,
+            threads,
         )
     except TimeoutError:
         limit = f"{budget_s:g} s" if budget_s is not None else f"{max_nodes:,} positions"

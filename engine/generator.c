@@ -559,12 +559,13 @@ PyDoc_STRVAR(describe_doc,
 PyDoc_STRVAR(endgame_doc,
 "endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
 "        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None, max_nodes=0,\n"
-"        table=None)\n"
+"        table=None, threads=1)\n"
 "    -> (value, depth, exact, nodes, line, root, below_floor, no_plays)\n\n"
 "The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
 "counts each); iterations 1, 3, .. plies until one is exact; 2^table_bits table entries,\n"
 "or `table`: a writable buffer of 16 * 2^k bytes (zeroed when new) kept across solves of\n"
-"this Generator with the same end rules, one solve at a time;\n"
+"this Generator with the same end rules, one solve at a time; threads: searches at once\n"
+"on the table (1..64; the same value and line for any number);\n"
 "`passed`: the last turn was a pass; budget: seconds (0: none): past it, the deepest\n"
 "iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
 "the board the ones before it leave (length 0: a pass). first, last, parts, part, floor:\n"
@@ -574,27 +575,30 @@ PyDoc_STRVAR(endgame_doc,
 static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
                             "going_out", "stuck_loses_own", "scoreless_loses_own", "first", "last",
-                            "parts", "part", "floor", "max_nodes", "table", NULL};
+                            "parts", "part", "floor", "max_nodes", "table", "threads", NULL};
     Py_buffer cells_view, rack_views[2], table_view = {0};
     PyObject *table_obj = Py_None;
+    int threads = 1;
     int plies, table_bits, passed;
     double budget;
     EndRules end;
     RootSplit split = {0, -1, 1, 0, 0, 0};
     PyObject *floor_obj = Py_None;
     unsigned long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOKO", names, &cells_view, &rack_views[0],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOKOi", names, &cells_view, &rack_views[0],
                                      &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
                                      &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
-                                     &split.parts, &split.part, &floor_obj, &max_nodes, &table_obj))
+                                     &split.parts, &split.part, &floor_obj, &max_nodes, &table_obj, &threads))
         return NULL;
     const Rules *r = &self->core.rules;
     PyObject *result = NULL;
     uint8_t racks[2][MAX_LETTERS + 1] = {{0}};
     if (plies < 1 || plies > ENDGAME_MAX_PLIES || table_bits < ENDGAME_MIN_TABLE || table_bits > ENDGAME_MAX_TABLE ||
-        !(budget >= 0.0 && budget <= 1e6) || end.going_out < 0 || end.going_out > 10) {
-        PyErr_Format(PyExc_ValueError, "endgame: plies 1..%d, table_bits %d..%d, budget 0..1e6 s, going_out 0..10",
-                     ENDGAME_MAX_PLIES, ENDGAME_MIN_TABLE, ENDGAME_MAX_TABLE);
+        !(budget >= 0.0 && budget <= 1e6) || end.going_out < 0 || end.going_out > 10 || threads < 1 ||
+        threads > ENDGAME_MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError,
+                     "endgame: plies 1..%d, table_bits %d..%d, budget 0..1e6 s, going_out 0..10, threads 1..%d",
+                     ENDGAME_MAX_PLIES, ENDGAME_MIN_TABLE, ENDGAME_MAX_TABLE, ENDGAME_MAX_THREADS);
         goto out;
     }
     if (split.first < 0 || split.last < -1 || split.parts < 1 || split.part < 0 || split.part >= split.parts) {
@@ -636,11 +640,11 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
         if (table_obj == Py_None) free(table.entries);
         goto out;
     }
-    struct timespec deadline = deadline_after(budget);
+    const EndgameLimits limits = {plies, passed, threads, budget > 0.0, deadline_after(budget), (uint64_t)max_nodes};
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, plies, &table,
-                           passed, budget > 0.0, &deadline, (uint64_t)max_nodes, answer);
+    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, &table, &limits,
+                           answer);
     Py_END_ALLOW_THREADS
     if (table_obj == Py_None) free(table.entries);
     if (failed == FAIL_CHECK) {

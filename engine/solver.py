@@ -215,6 +215,7 @@ class Solver:
         scoreless_turns: int = 0,
         max_nodes: int | None = None,
         table: _endgame.Table | None = None,
+        threads: int = 1,
     ) -> _endgame.Endgame:
         """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
         holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
@@ -222,10 +223,11 @@ class Solver:
         with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
         scoreless turns already played in a row. max_nodes: like budget_s, in positions
         searched (the same answer on every machine). table: an endgame Table kept across
-        solves (one game's turns): positions an earlier solve proved cost nothing again."""
+        solves (one game's turns): positions an earlier solve proved cost nothing again.
+        threads: searches at once on one table (the same value and line for any number)."""
         return self.solve_endgame_part(
             board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
-            scoreless=scoreless_turns, max_nodes=max_nodes, table=table,
+            scoreless=scoreless_turns, max_nodes=max_nodes, table=table, threads=threads,
         ).endgame  # fmt: skip
 
     def solve_endgame_part(

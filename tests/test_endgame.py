@@ -62,11 +62,12 @@ def compare(solver: Solver, board: Board, mover, other, scoreless: int, seen: di
         f"{rules.name}: {board.to_cgp()} {format_rack(rules, mover)}/{format_rack(rules, other)} "
         f"scoreless {scoreless}: solver {got.value}, reference {expected}"
     )
-    # one table kept across every solve of the test (games, boards, both sides to move):
-    # what it holds from other positions never changes a value or a line
+    # one table kept across every solve of the test (games, boards, both sides to move),
+    # searched by two threads: what it holds from other positions and what the other
+    # thread writes never change a value or a line
     kept = solver.solve_endgame(
         board, format_rack(rules, mover), format_rack(rules, other), scoreless_turns=scoreless,
-        table=seen["table"],
+        table=seen["table"], threads=2,
     )  # fmt: skip
     assert kept.exact and (kept.value, kept.moves) == (got.value, got.moves), board.to_cgp()
     seen["count"] += 1
@@ -166,7 +167,8 @@ def test_value_and_line_whatever_the_table_size_depth_schedule_and_split(twl06_s
         tiny = solver.solve_endgame(*args, table_mb=0.016)
         shallow = solver.solve_endgame(*args, plies=whole.depth)
         warm = solver.solve_endgame(*args, table=kept)
-        for other in (tiny, shallow, warm):
+        threads = [solver.solve_endgame(*args, threads=n, table_mb=1) for n in (2, 3)]
+        for other in (tiny, shallow, warm, *threads):
             assert other.exact and (other.value, other.moves) == (whole.value, whole.moves), name
         # the line adds up: scores alternate, and the end of the game settles the racks
         assert whole.moves and whole.best == whole.moves[0]
@@ -229,6 +231,10 @@ def test_deterministic_and_bad_input_refused(twl06_solver):
         ({"budget_s": -1}, "budget_s must be"),
         ({"table_mb": 0}, "table_mb must be"),
         ({"scoreless_turns": 6}, "scoreless turns must be 0..5"),
+        ({"threads": 0}, "threads must be 1..64"),
+        ({"threads": 65}, "threads must be 1..64"),
+        ({"threads": True}, "threads must be 1..64"),
+        ({"table": bytearray(1 << 20)}, "table must be an endgame Table"),
     ):
         with pytest.raises(InputError, match=words):
             solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], **kwargs)
@@ -504,6 +510,17 @@ def test_a_node_cap_answers_alike_on_every_machine(twl06_solver):
     assert capped.exact and (capped.value, capped.moves) == (whole.value, whole.moves)
     with pytest.raises(WorkLimitError, match="positions"):
         solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], max_nodes=1)
+    # threads share the cap: every one stops (no hang), the answer is the deepest iteration
+    # the first thread completed, unproven; or, when even its first did not finish, refused
+    for cap in (1, 50_000):
+        try:
+            shared = solver.solve_endgame(
+                pos.board, pos.racks[0], pos.racks[1], max_nodes=cap, threads=2
+            )
+        except WorkLimitError:
+            assert cap == 1
+            continue
+        assert not shared.exact and shared.nodes < 2 * cap + 10_000
 
 
 def test_self_play_ends_games_by_each_rulesets_rules(solvers):

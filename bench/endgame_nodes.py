@@ -16,7 +16,7 @@ from common import DATA, english_turns, header
 from endgame import macondo_endgames, selfplay_endgames
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
-from anchor.engine.gcg import PLAY, PASS, EXCHANGE
+from anchor.engine.gcg import EXCHANGE, PASS, PLAY
 from anchor.engine.legality import unseen_counts
 from anchor.engine.notation import format_rack, parse_rack
 
@@ -78,10 +78,13 @@ def main() -> None:
                 mark = "" if end.exact else "*"
                 print(f"{name:<8} {label:<10} {'/'.join(pos.racks):<17} {end.value:>5}{mark:<1} "
                       f"{end.nodes:>10,} {took:>8.3f} s", flush=True)  # fmt: skip
-        print(f"== {name}: {len(positions)} positions, {proven} proven, {nodes:,} nodes, "
-              f"{secs:.2f} s, {nodes / max(secs, 1e-9):,.0f} nodes/s; proven: "
-              f"{sum(proven_nodes):,} nodes, median "
-              f"{statistics.median(proven_nodes) if proven_nodes else 0:,.0f}", flush=True)  # fmt: skip
+        median = statistics.median(proven_nodes) if proven_nodes else 0
+        print(
+            f"== {name}: {len(positions)} positions, {proven} proven, {nodes:,} nodes, "
+            f"{secs:.2f} s, {nodes / max(secs, 1e-9):,.0f} nodes/s; proven: "
+            f"{sum(proven_nodes):,} nodes, median {median:,.0f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

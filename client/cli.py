@@ -176,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="split the search over this many jobs (workers) after the first play",
     )
+    p.add_argument(
+        "--search-threads",
+        type=at_most(64),
+        default=None,
+        help="threads the search runs on, sharing one table (the same answer for any number; "
+        "default: in-process one per core, at most 16; a worker's --max-endgame-threads, "
+        "which caps it)",
+    )
     show_board_option(p)
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)

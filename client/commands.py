@@ -397,6 +397,10 @@ def cmd_endgame(args) -> int:
         )
     position = position.endgame()  # the bag empty; the opponent's rack what is unseen
     rack, other = position.rack, position.opponent or ""
+    redis_url = service_url(args)
+    threads = args.search_threads
+    if threads is None and not redis_url:  # the user's own machine: every core
+        threads = min(os.cpu_count() or 1, 16)
     request = protocol.EndgameRequest(
         cgp=args.cgp,
         ruleset=args.ruleset,
@@ -407,8 +411,8 @@ def cmd_endgame(args) -> int:
         seconds=args.budget,
         table_mb=args.table_mb,
         scoreless=args.scoreless if args.scoreless is not None else position.zero_turns,
+        threads=threads,
     )
-    redis_url = service_url(args)
     client = AnalysisClient(
         redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
     )

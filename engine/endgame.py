@@ -271,7 +271,8 @@ def solve_part(
             raise InputError(f"the {name} is empty: the game is over, there is no endgame to solve")
         if len(tiles) > rules.rack_size:
             raise InputError(
-                f"the {name} holds {len(tiles)} tiles; a rack of {rules.name} holds {rules.rack_size}"
+                f"the {name} holds {len(tiles)} tiles; "
+                f"a rack of {rules.name} holds {rules.rack_size}"
             )
     whole = isinstance(max_nodes, int) and not isinstance(max_nodes, bool)
     if max_nodes is not None and not (whole and 1 <= max_nodes < 1 << 62):

@@ -420,3 +420,39 @@ def test_cli_rank_equity_finds_the_leaves_beside_a_lexicon_file(capsys):
     args = ["analyze", "--cgp", BENCH[3], "--lexicon", TWL06, "--rank", "equity", "--top", "1"]
     assert main(args) == 0
     assert "equity" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "asked, cap, used",
+    [(None, 1, 1), (8, 2, 2), (None, 3, 3), (2, 4, 2), (5, None, 5), (None, None, 1)],
+)
+def test_endgame_threads_are_what_the_server_allows(registry, monkeypatch, asked, cap, used):
+    """A request's `threads` may only lower the server's endgame_threads (nil: the cap);
+    with no cap (embedded) it is what the request asks, one by default. The answer is the
+    same for any number."""
+    seen = []
+    original = Solver.solve_endgame_part
+
+    def spy(self, *args, **search):
+        seen.append(search["threads"])
+        return original(self, *args, **search)
+
+    monkeypatch.setattr(Solver, "solve_endgame_part", spy)
+    fields = {"v": 1, "kind": "endgame", "cgp": real_endgame("line31"), "lexicon": "twl06"}
+    if asked is not None:
+        fields["threads"] = asked
+    limits = p.Limits.unbounded() if cap is None else p.Limits(endgame_threads=cap)
+    answer = run_request(p.decode_request(p.pack(fields)), registry, limits)
+    assert seen == [used] and answer["value"] == -56 and answer["exact"]
+
+
+def test_endgame_threads_cap_reads_the_environment():
+    from argparse import Namespace
+
+    from anchor.worker.main import limits_from
+
+    assert limits_from(Namespace(), {"ANCHOR_MAX_ENDGAME_THREADS": "4"}).endgame_threads == 4
+    with pytest.raises(ValueError, match="endgame_threads must be 1..64"):
+        limits_from(Namespace(), {"ANCHOR_MAX_ENDGAME_THREADS": "0"})
+    with pytest.raises(p.ProtocolError):
+        p.decode_request(p.pack({"v": 1, "kind": "endgame", "cgp": "x", "threads": 65}))

@@ -127,6 +127,7 @@ def build_parser() -> Parser:
         ("--result-ttl", "seconds results and failures are kept in Redis (default: 3600)"),
         ("--max-retries", "retries of a job whose worker died (default: 2)"),
         ("--max-endgame-table-mb", "an endgame's transposition table in MiB (default: 256)"),
+        ("--max-endgame-threads", "threads one endgame job searches on (default: 1)"),
     ):
         number = float if "seconds" in flag or "mb" in flag else int
         caps.add_argument(flag, type=number, help=help_text)

@@ -184,6 +184,7 @@ _LIMIT_FLAGS = {
     "result_ttl": "result_ttl",
     "retries": "max_retries",
     "endgame_table_mb": "max_endgame_table_mb",
+    "endgame_threads": "max_endgame_threads",
 }
 _FLOAT_LIMITS = {"job_seconds", "endgame_table_mb"}
 

@@ -225,6 +225,9 @@ def run_endgame(
     table_mb = request.table_mb or endgame.DEFAULT_TABLE_MB
     if limits.endgame_table_mb is not None:
         table_mb = min(table_mb, limits.endgame_table_mb)
+    threads = request.threads or limits.endgame_threads or 1
+    if limits.endgame_threads is not None:
+        threads = min(threads, limits.endgame_threads)
     seconds = deadline.budget()
     if request.seconds is not None:
         seconds = request.seconds if seconds is None else min(seconds, request.seconds)
@@ -239,6 +242,7 @@ def run_endgame(
         part = solver.solve_endgame_part(
             position.board, position.rack, position.opponent or "", split,
             plies=request.plies, budget_s=seconds, table_mb=table_mb, scoreless=scoreless,
+            threads=threads,
         )  # fmt: skip
     found = part.endgame
     return p.EndgameResult(

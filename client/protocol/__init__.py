@@ -114,6 +114,7 @@ MAX_ANNOTATE_SIM_ITERATIONS = 2000  # per turn of an annotation, per move of a s
 MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
 MAX_TOP = 50
+MAX_ENDGAME_THREADS = 64
 MAX_SEED = 2**63 - 1
 NAME = (1, 200)  # a ruleset's, lexicon's or leave values' name: characters
 
@@ -130,6 +131,7 @@ class Limits:
     result_ttl: int = 3600  # seconds results (and failures) are kept in Redis
     retries: int = 2  # retries of a job whose worker died
     endgame_table_mb: float | None = 256.0  # an endgame's transposition table, at most
+    endgame_threads: int | None = 1  # threads one endgame job searches on (a worker a core)
 
     def __post_init__(self) -> None:
         checks = (
@@ -140,6 +142,7 @@ class Limits:
             ("result_ttl", self.result_ttl, 1, 30 * 86_400, False),
             ("retries", self.retries, 0, 100, False),
             ("endgame_table_mb", self.endgame_table_mb, 1, 65536, True),
+            ("endgame_threads", self.endgame_threads, 1, MAX_ENDGAME_THREADS, True),
         )
         for name, value, low, high, optional in checks:
             if value is None and optional:
@@ -154,7 +157,13 @@ class Limits:
     @classmethod
     def unbounded(cls) -> Limits:
         """No caps but the protocol's own: what embedded mode (one user, own machine) uses."""
-        return cls(job_seconds=None, result_bytes=None, moves=None, endgame_table_mb=None)
+        return cls(
+            job_seconds=None,
+            result_bytes=None,
+            moves=None,
+            endgame_table_mb=None,
+            endgame_threads=None,
+        )
 
 
 class Kind(Declared):
@@ -561,6 +570,12 @@ class EndgameRequest(Kind):
     floor: int | None = field(
         default=None,
         metadata=wire(int, -(1 << 28), 1 << 28, "a value reached: bound what is worth less"),
+    )
+    threads: int | None = field(
+        default=None,
+        metadata=wire(
+            int, 1, MAX_ENDGAME_THREADS, "search threads; nil: endgame_threads, which caps it"
+        ),
     )
 
     KIND = "endgame"

@@ -7,7 +7,7 @@ turn from seeded bags) at the moment the bag empties. MAGPIE runs from the folde
 ../shared/peers/magpie/build.sh prints (built for this machine, cached), with its README's
 settings (-eplies 25 -ttfraction 0.05); when it is absent the table says so.
 
-    .venv/bin/python bench/endgame.py [--games 12] [--timeout 120] [--table-mb 64]
+    .venv/bin/python bench/endgame.py [--games 12] [--timeout 120] [--table-mb 64] [--threads 2]
 """
 
 from __future__ import annotations
@@ -95,12 +95,12 @@ def selfplay_endgames(solver: Solver, games: int) -> list[tuple[str, str]]:
 
 
 def magpie_endgame(
-    folder: Path, cgp: str, timeout: float, fraction: float
+    folder: Path, cgp: str, timeout: float, fraction: float, threads: int = 1
 ) -> tuple[int | None, float | None, str]:
     """MAGPIE's value (V of its best play) and the time it reports, or None and why. In
     sync mode it finishes the command before it reads the end of its input."""
     settings = (
-        "set -mode sync -savesettings false -lex TWL06 -threads 1 -eplies 25 "
+        f"set -mode sync -savesettings false -lex TWL06 -threads {threads} -eplies 25 "
         f"-ttfraction {fraction:g}\n"
     )
     # the first line is read in its default (async) mode: a command arriving before it has
@@ -147,8 +147,9 @@ def main() -> None:
         default=0.05,
         help="MAGPIE's -ttfraction: its table's share of memory (default 0.05, its README's)",
     )
+    parser.add_argument("--threads", type=int, default=1, help="threads, each engine")
     args = parser.parse_args()
-    header("Endgame: exact solve, one thread, Anchor vs MAGPIE (TWL06)")
+    header(f"Endgame: exact solve, {args.threads} thread(s) each, Anchor vs MAGPIE (TWL06)")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
     positions = macondo_endgames(rules) + selfplay_endgames(solver, args.games)
@@ -167,7 +168,7 @@ def main() -> None:
         pos = parse_cgp(rules, cgp)
         try:
             end = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], budget_s=args.timeout,
-                                       table_mb=args.table_mb)  # fmt: skip
+                                       table_mb=args.table_mb, threads=args.threads)  # fmt: skip
             mine = f"{end.value:>8} {end.seconds:>8.3f} {end.nodes:>10}" + (
                 "" if end.exact else "*"
             )
@@ -176,7 +177,9 @@ def main() -> None:
         value = secs = None
         note = why
         if folder:
-            value, secs, note = magpie_endgame(folder, cgp, args.timeout, args.magpie_tt)
+            value, secs, note = magpie_endgame(
+                folder, cgp, args.timeout, args.magpie_tt, args.threads
+            )
         same = "-" if value is None or end is None else ("yes" if value == end.value else "NO")
         agree += same == "yes"
         if end is not None and end.exact:

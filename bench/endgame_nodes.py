@@ -4,6 +4,7 @@ tile they cannot see), then Macondo's real endgames and the bench's self-played 
 solved once within a node cap. For comparing solver changes: run before and after.
 
     .venv/bin/python bench/endgame_nodes.py [--cap 2000000] [--games 30] [--only records]
+        [--threads 2]
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def main() -> None:
     parser.add_argument("--table-mb", type=float, default=64.0)
     parser.add_argument("--only", choices=["records", "macondo", "selfplay"], default=None)
     parser.add_argument("--quiet", action="store_true", help="totals only")
+    parser.add_argument("--threads", type=int, default=1, help="search threads (one table)")
     args = parser.parse_args()
-    header(f"Endgame search effort, cap {args.cap:,} nodes, TWL06")
+    header(f"Endgame search effort, cap {args.cap:,} nodes, {args.threads} thread(s), TWL06")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
     sets = {
@@ -62,18 +64,21 @@ def main() -> None:
         if args.only and name != args.only:
             continue
         positions = make()
-        nodes, secs, proven, proven_nodes = 0, 0.0, 0, []
+        nodes, secs, proven, proven_nodes, proven_secs = 0, 0.0, 0, [], 0.0
         for label, cgp in positions:
             pos = parse_cgp(rules, cgp)
             start = time.perf_counter()
-            end = solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1],
-                                       table_mb=args.table_mb, max_nodes=args.cap)  # fmt: skip
+            end = solver.solve_endgame(
+                pos.board, pos.racks[0], pos.racks[1], table_mb=args.table_mb,
+                max_nodes=args.cap, threads=args.threads,
+            )  # fmt: skip
             took = time.perf_counter() - start
             nodes += end.nodes
             secs += took
             proven += end.exact
             if end.exact:
                 proven_nodes.append(end.nodes)
+                proven_secs += took
             if not args.quiet:
                 mark = "" if end.exact else "*"
                 print(f"{name:<8} {label:<10} {'/'.join(pos.racks):<17} {end.value:>5}{mark:<1} "
@@ -82,7 +87,7 @@ def main() -> None:
         print(
             f"== {name}: {len(positions)} positions, {proven} proven, {nodes:,} nodes, "
             f"{secs:.2f} s, {nodes / max(secs, 1e-9):,.0f} nodes/s; proven: "
-            f"{sum(proven_nodes):,} nodes, median {median:,.0f}",
+            f"{sum(proven_nodes):,} nodes in {proven_secs:.2f} s, median {median:,.0f}",
             flush=True,
         )
 

@@ -181,4 +181,36 @@ for _ in range(300):  # orders of any tiles and length, leave graphs nobody chec
                      rng.randrange(0, 8), 0.0, rng.random() < 0.3)  # fmt: skip
     except (ValueError, MemoryError):
         pass
+# endgames: one thread and three on one kept table, a node cap that stops threads mid-search,
+# and table buffers of every wrong shape
+import json  # noqa: E402
+
+from anchor.engine import EndgameTable, WorkLimitError  # noqa: E402
+
+kept = EndgameTable(1)
+for entry in (data / "cgp" / "macondo_test_cgp.jsonl").read_text().splitlines():
+    entry = json.loads(entry)
+    if entry["name"] not in ("line31", "line459", "line26"):
+        continue
+    pos = parse_cgp(rules, " ".join(entry["cgp"].split()[:4]))
+    args = (pos.board, pos.racks[0], pos.racks[1])
+    one = solver.solve_endgame(*args)
+    three = solver.solve_endgame(*args, threads=3, table=kept)
+    assert (one.value, one.moves) == (three.value, three.moves), entry["name"]
+    for cap in (1, 3000):
+        try:
+            solver.solve_endgame(*args, threads=2, max_nodes=cap, table=kept)
+        except WorkLimitError:
+            pass
+racks = (bytes([0, 1] + [0] * 25), bytes([0, 0, 1] + [0] * 24))
+for size in (0, 15, 16 << 9, (16 << 10) + 16, 16 << 10):
+    try:
+        gen.endgame(bytes(225), *racks, 2, 0.0, 10, False, 2, 0, 0, table=bytearray(size))
+    except ValueError:
+        assert size != 16 << 10
+for bad in (b"\0" * (16 << 10), memoryview(bytearray(16 << 10))[::2], 7):
+    try:
+        gen.endgame(bytes(225), *racks, 2, 0.0, 10, False, 2, 0, 0, table=bad)
+    except (ValueError, TypeError, BufferError):
+        pass
 print(f"ok {total} {_movegen.__file__}")

@@ -43,6 +43,7 @@ def test_generator_under_asan_and_ubsan(tmp_path):
         "-O1",
         "-fno-omit-frame-pointer",
         "-fsanitize=address,undefined",
+        "-pthread",
         "-fno-sanitize-recover=undefined",
         f"-I{sysconfig.get_paths()['include']}",
         *sorted(str(p) for p in (ROOT / "engine").glob("*.c")),  # every unit (setup.py)

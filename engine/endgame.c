@@ -647,7 +647,6 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
             pthread_create(&helper->thread, NULL, helper_search, helper))
             break; /* fewer helpers: the answer is the same */
     }
-    shared.threads = started;
     int done = 0;
     /* Iterations two plies apart: a search ending on the side to move's turn and one ending
      * on the other's guess differently, and each odd iteration paid for the even one before

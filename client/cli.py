@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--search-threads",
         type=at_most(64),
         default=None,
-        help="threads the search runs on, sharing one table (the same answer for any number; "
+        help="threads the search runs on, sharing one table (a proven answer is the same for any "
+        "number; "
         "default: in-process one per core, at most 16; a worker's --max-endgame-threads, "
         "which caps it)",
     )

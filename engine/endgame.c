@@ -41,7 +41,7 @@ typedef struct {
 /* What the threads of one solve share. */
 typedef struct {
     atomic_int stop;            /* a thread proved the value, or the time or nodes ran out */
-    atomic_int proven_depth;    /* the first exact iteration's depth (0: none yet) */
+    atomic_int proven_by;       /* the helper whose iteration was exact first (0: none yet) */
     atomic_uint_fast64_t nodes; /* every thread's, counted ENDGAME_CLOCK_EVERY + 1 at a time */
     int threads;
     /* The positions some thread is searching now (deep enough to be worth it), by key: a
@@ -88,26 +88,32 @@ typedef struct {
     uint8_t *root_allowed; /* ... and whether the split searches them */
     size_t root_plays;     /* plays at the root, the pass included */
     int helper;            /* a helper thread: it borrows the root's tables from the first */
-    /* a helper's search */
-    int32_t alpha;
+    /* a helper's search, and its exact iteration's value and depth */
+    int32_t alpha, value;
+    int depth;
     int passed, plies;
     pthread_t thread;
 } Endgame;
 
-/* A table entry read: 1 when it holds `key` (lock, value and move then filled in). */
-static inline int table_read(const TableEntry *t, uint64_t key, uint64_t *lock, int32_t *value, uint32_t *move) {
+/* A table entry read: 1 when it holds `key` (depth searched, bound kind, value and move
+ * then filled in). The whole key is checked against check ^ data, so words of two writes
+ * read together are a miss unless their data words are equal. */
+static inline int table_read(const TableEntry *t, uint64_t key, int *searched, int *kind, int32_t *value,
+                             uint32_t *move) {
     const uint64_t data = __atomic_load_n(&t->data, __ATOMIC_RELAXED);
-    const uint64_t l = __atomic_load_n(&t->check, __ATOMIC_RELAXED) ^ data;
-    if (!l || (l ^ key) >> 16) return 0;
-    *lock = l;
+    if (!data || (__atomic_load_n(&t->check, __ATOMIC_RELAXED) ^ data) != key) return 0;
     *value = (int32_t)(uint32_t)data;
-    *move = (uint32_t)(data >> 32);
+    *move = (uint32_t)(data >> 32 & 0xFFFF);
+    *searched = (int)(data >> 56);
+    *kind = (int)(data >> 48 & 0xFF);
     return 1;
 }
 
-static inline void table_write(TableEntry *t, uint64_t lock, int32_t value, uint32_t move) {
-    const uint64_t data = (uint64_t)(uint32_t)value | (uint64_t)move << 32;
-    __atomic_store_n(&t->check, lock ^ data, __ATOMIC_RELAXED);
+/* `searched` >= 1, so a written entry's data is never 0 (an empty entry's). */
+static inline void table_write(TableEntry *t, uint64_t key, int searched, int kind, int32_t value, uint32_t move) {
+    const uint64_t data = (uint64_t)(uint32_t)value | (uint64_t)(move & 0xFFFF) << 32 | (uint64_t)kind << 48 |
+                          (uint64_t)searched << 56;
+    __atomic_store_n(&t->check, key ^ data, __ATOMIC_RELAXED);
     __atomic_store_n(&t->data, data, __ATOMIC_RELAXED);
 }
 
@@ -159,7 +165,7 @@ static uint32_t fingerprint(const Rules *r, const MoveRecord *m) {
     int n = play_tiles(r, m, square, cell);
     uint64_t h = 0;
     for (int i = 0; i < n; i++) h = mix64(h ^ ((uint64_t)square[i] << 8 | cell[i]));
-    return (uint32_t)(h >> 32) | 2u;
+    return (uint32_t)(h >> 48) | 2u; /* 16 bits: the table keeps it beside depth and kind */
 }
 
 /* Lay a play of the side to move on the board, the rack and the key (not the passes). */
@@ -366,10 +372,9 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
     TableEntry *t = &e->table[key & e->mask];
     uint32_t best_move = 0;
     const int pv = (int64_t)beta - alpha > 1;
-    uint64_t lock;
     int32_t stored;
-    if (table_read(t, key, &lock, &stored, &best_move)) {
-        int searched = (int)(lock >> 8 & 0xFF), kind = (int)(lock & 0xFF);
+    int searched, kind;
+    if (table_read(t, key, &searched, &kind, &stored, &best_move)) {
         /* a node of the principal variation is searched again, so that its line is whole */
         if (!pv && (searched == ENDGAME_COMPLETE || searched >= depth)) {
             int32_t v = stored;
@@ -442,9 +447,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         if (a >= beta) break;
     }
     if (restricted) return best; /* a bound on part of the root's plays: not the position's */
-    int kind = best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT;
-    int searched = e->horizons == horizons ? ENDGAME_COMPLETE : depth;
-    table_write(t, (key & ~(uint64_t)0xFFFF) | (uint64_t)searched << 8 | (uint64_t)kind, best, best_fp);
+    table_write(t, key, e->horizons == horizons ? ENDGAME_COMPLETE : depth, best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT, best, best_fp);
     return best;
 }
 
@@ -587,11 +590,13 @@ static void *helper_search(void *arg) {
     Endgame *e = arg;
     for (int depth = 1; depth <= e->plies; depth += 2) {
         e->horizons = 0;
-        negamax(e, 0, depth, e->alpha, VALUE_INF, e->passed);
+        const int32_t v = negamax(e, 0, depth, e->alpha, VALUE_INF, e->passed);
         if (e->failed) break;
         if (e->horizons == 0) {
             int none = 0;
-            atomic_compare_exchange_strong(&e->shared->proven_depth, &none, depth);
+            e->value = v;
+            e->depth = depth;
+            atomic_compare_exchange_strong(&e->shared->proven_by, &none, e->helper);
             atomic_store(&e->shared->stop, 1);
             break;
         }
@@ -654,30 +659,29 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     for (int depth = 1;;) {
         e->horizons = 0;
         int32_t v = negamax(e, 0, depth, alpha, VALUE_INF, passed);
+        const Endgame *found = e; /* whose iteration answers */
         if (e->failed == STOPPED) {
             join_helpers(es, started);
             started = 1;
             e->failed = 0;
-            depth = atomic_load(&shared.proven_depth);
-            if (!depth) { /* a helper spent the time or the nodes */
+            const int by = atomic_load(&shared.proven_by);
+            if (!by) { /* a helper spent the time or the nodes */
                 e->failed = FAIL_TIME;
                 break;
             }
-            /* a helper proved the value at `depth`: searched again here on the warm table,
-             * for this thread's line; the value is proven, so no limit stops it */
-            e->max_nodes = 0;
-            e->args.has_deadline = 0;
-            continue;
+            found = &es[by]; /* a helper's exact iteration: its value, depth and line */
+            v = found->value;
+            depth = found->depth;
         }
         if (e->failed) break;
         done = 1;
         answer->value = v;
         answer->depth = depth;
-        answer->exact = e->horizons == 0;
+        answer->exact = found == e ? e->horizons == 0 : 1;
         answer->below_floor = v <= alpha;
-        answer->line_len = e->plies_buf[0].line_len;
-        memcpy(answer->line, e->plies_buf[0].line, (size_t)answer->line_len * sizeof *answer->line);
-        answer->root = e->root_rank[e->root_best];
+        answer->line_len = found->plies_buf[0].line_len;
+        memcpy(answer->line, found->plies_buf[0].line, (size_t)answer->line_len * sizeof *answer->line);
+        answer->root = e->root_rank[found->root_best];
         if (answer->exact || depth >= plies) break;
         depth = depth + 2 < plies ? depth + 2 : plies;
     }

@@ -36,12 +36,12 @@ typedef struct {
     int scoreless_loses_own; /* at a scoreless end each side loses its own tiles' value */
 } EndRules;
 
-/* A transposition table entry, 16 bytes: two words, `data` the value (low 32 bits) and
- * the best play's fingerprint (high 32 bits; 0: none), `check` the lock XOR data. The lock
- * is the position's key with its low 16 bits replaced by the depth searched below it
- * (ENDGAME_COMPLETE: to the end of the game on every line) and the bound kind. Threads
- * read and write entries without locks; an entry torn between two writers fails the
- * lock test (the XOR), so it is only a miss. */
+/* A transposition table entry, 16 bytes: two words, `data` holding the value (bits 0-31),
+ * the best play's 16-bit fingerprint (32-47; 0: none), the bound kind (48-55) and the
+ * depth searched below (56-63; ENDGAME_COMPLETE: to the end of the game on every line),
+ * and `check` the position's key XOR data. Threads read and write entries without locks;
+ * the two words of different writes read together give back the key only when their data
+ * words are equal, so a torn entry is a miss, never a wrong value. */
 typedef struct {
     uint64_t check;
     uint64_t data;
@@ -95,13 +95,15 @@ typedef struct {
 
 /* Solve the endgame on `board` with racks[0] to move (tile counts, blank 0): iterations
  * 1, 3, .. up to limits->plies until one is exact, with `table`, the root's plays as `split`
- * says. With more than one thread, helpers search the even depths on the same table (lazy
- * SMP: what one proves, the others read); the first iteration to reach the end of the
- * game on every line gives the value. An exact answer's line is canonical: at each turn
- * the first play in canonical order that keeps the value, so that it is the same whatever
- * the threads, the depth schedule, the table's size and the split. Returns 0 with the
- * answer, FAIL_MEMORY, or FAIL_TIME when not even the first iteration finished by the
- * deadline or within the nodes. */
+ * says. With more than one thread, helpers search the same iterations on the same table,
+ * each putting off plays another is searching; the first iteration in any thread to reach
+ * the end of the game on every line gives the value. An exact answer's line is canonical:
+ * at each turn the first play in canonical order that keeps the value, so that it is the
+ * same whatever the threads, the depth schedule, the table's size and the split (an
+ * unproven answer, cut by the depth, the time or the nodes, may differ with threads).
+ * Returns 0 with the answer, FAIL_MEMORY, FAIL_TIME when not even the first iteration
+ * finished by the deadline or within the nodes, or FAIL_CHECK when no play keeps the value
+ * the search found (a bug). */
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, const EndgameTable *table,
                   const EndgameLimits *limits, EndgameAnswer *answer);

@@ -116,7 +116,11 @@ def endgame_value(rules: Ruleset, placed: int, score: int, held: int, opponent_p
 
 def table_bits(table_mb: float) -> int:
     """log2 of the table entries that fit in `table_mb` MiB (at least the C minimum)."""
-    if not isinstance(table_mb, int | float) or isinstance(table_mb, bool) or not table_mb > 0:
+    if (
+        not isinstance(table_mb, int | float)
+        or isinstance(table_mb, bool)
+        or not 0 < table_mb < float("inf")
+    ):
         raise InputError(f"table_mb must be a positive number of MiB, not {table_mb!r}")
     entries = int(table_mb * (1 << 20)) // ENTRY_BYTES
     bits = max(MIN_TABLE_BITS, entries.bit_length() - 1)
@@ -195,8 +199,10 @@ class Table:
         return len(self._entries) / (1 << 20)
 
     def clear(self) -> None:
-        self._entries[:] = bytes(len(self._entries))
-        self._owner = None
+        """Empty the table (waiting for a solve using it to finish)."""
+        with self._lock:
+            self._entries[:] = bytes(len(self._entries))
+            self._owner = None
 
     def _take(self, generator, end) -> bytearray | None:
         """The entries for a solve with `generator` and `end`, or None when busy."""
@@ -256,8 +262,8 @@ def solve_part(
     """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
     plays `split` names (all by default): Solver.solve_endgame and its split. `table`: one
     kept across solves (table_mb is then its size, not this solve's). threads: searches at
-    once on the table (the same value and line for any number; with more than one, where
-    max_nodes stops an unproven search depends on the machine)."""
+    once on the table (a proven value and its line are the same for any number; an unproven
+    answer, cut by plies, budget_s or max_nodes, may differ with more than one)."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -278,7 +284,7 @@ def solve_part(
     if max_nodes is not None and not (whole and 1 <= max_nodes < 1 << 62):
         raise InputError(f"max_nodes must be a whole number >= 1 or None, not {max_nodes!r}")
     check_tiles(rules, board, (rack, opponent))
-    bits = table_bits(table_mb)
+    bits = table.bits if isinstance(table, Table) else table_bits(table_mb)
     passed = passed_before(rules, scoreless)
     counts = [bytearray(rules.size + 1), bytearray(rules.size + 1)]
     for side, tiles in enumerate((rack, opponent)):
@@ -289,9 +295,10 @@ def solve_part(
     if table is not None and not isinstance(table, Table):
         raise InputError(f"table must be an endgame Table, not {type(table).__name__}")
     end = rules.end
-    entries = table._take(generator, end) if table is not None else None
+    entries = None
     started = time.perf_counter()
     try:
+        entries = table._take(generator, end) if table is not None else None
         value, depth, exact, nodes, records, root, below, none = generator.endgame(
             board.cells,
             bytes(counts[0]),

@@ -565,7 +565,7 @@ PyDoc_STRVAR(endgame_doc,
 "counts each); iterations 1, 3, .. plies until one is exact; 2^table_bits table entries,\n"
 "or `table`: a writable buffer of 16 * 2^k bytes (zeroed when new) kept across solves of\n"
 "this Generator with the same end rules, one solve at a time; threads: searches at once\n"
-"on the table (1..64; the same value and line for any number);\n"
+"on the table (1..64; a proven value and its line are the same for any number);\n"
 "`passed`: the last turn was a pass; budget: seconds (0: none): past it, the deepest\n"
 "iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
 "the board the ones before it leave (length 0: a pass). first, last, parts, part, floor:\n"

@@ -224,7 +224,8 @@ class Solver:
         scoreless turns already played in a row. max_nodes: like budget_s, in positions
         searched (the same answer on every machine). table: an endgame Table kept across
         solves (one game's turns): positions an earlier solve proved cost nothing again.
-        threads: searches at once on one table (the same value and line for any number)."""
+        threads: searches at once on one table (a proven value and its line are the same
+        for any number)."""
         return self.solve_endgame_part(
             board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
             scoreless=scoreless_turns, max_nodes=max_nodes, table=table, threads=threads,

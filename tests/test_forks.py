@@ -88,7 +88,7 @@ def test_forked_workers_serve_survive_a_kill_and_stop_together(server, tmp_path)
         assert [a["moves"] for a in answers] == wanted * 4
 
         parent.send_signal(signal.SIGTERM)
-        assert parent.wait(30) == 0
+        assert parent.wait(90) == 0  # three workers finishing their jobs on a busy machine
         assert not children(parent.pid)
         members = {m.decode() for m in r.smembers("rq:workers")}
         assert not members & {f"rq:worker:{n}" for n in names}  # each said it stopped
@@ -172,7 +172,7 @@ def test_a_stop_while_workers_start_is_a_clean_stop(tmp_path):
         wait_until(lambda: len(children(parent.pid)) == 2, 60, "two forked workers")
         time.sleep(1.0)  # into their wait for Redis
         parent.send_signal(signal.SIGTERM)
-        assert parent.wait(30) == 0, parent.stdout.read()[-2000:]
+        assert parent.wait(90) == 0, parent.stdout.read()[-2000:]
     finally:
         if parent.poll() is None:
             parent.kill()

@@ -447,7 +447,9 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
         if (a >= beta) break;
     }
     if (restricted) return best; /* a bound on part of the root's plays: not the position's */
-    table_write(t, key, e->horizons == horizons ? ENDGAME_COMPLETE : depth, best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT, best, best_fp);
+    const int bound = best <= alpha ? BOUND_UPPER : best >= beta ? BOUND_LOWER : BOUND_EXACT;
+    const int below = e->horizons == horizons ? ENDGAME_COMPLETE : depth; /* depth searched */
+    table_write(t, key, below, bound, best, best_fp);
     return best;
 }
 
@@ -583,8 +585,9 @@ static void searcher_free(Endgame *e) {
 }
 
 /* A helper thread: the first thread's iterations on the shared table, putting off the
- * plays another thread is searching, until some thread proves the value (the first exact
- * iteration's depth is published) or the budget ends. (Helpers on the other parity of
+ * plays another thread is searching, until some thread proves the value (a helper whose
+ * iteration is exact keeps its value, depth and line and names itself in proven_by) or
+ * the budget ends. (Helpers on the other parity of
  * depths, without putting off, searched 1.2-1.8x the nodes for no gain.) */
 static void *helper_search(void *arg) {
     Endgame *e = arg;

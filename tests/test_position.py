@@ -456,3 +456,19 @@ def test_endgame_threads_cap_reads_the_environment():
         limits_from(Namespace(), {"ANCHOR_MAX_ENDGAME_THREADS": "0"})
     with pytest.raises(p.ProtocolError):
         p.decode_request(p.pack({"v": 1, "kind": "endgame", "cgp": "x", "threads": 65}))
+
+
+def test_cli_endgame_on_search_threads_answers_as_one(capsys):
+    """`anchor endgame --search-threads 2` (as the README's command table writes it): the
+    same proven value and line as one thread; a count past 64 is refused."""
+    cgp = real_endgame("line31")
+    answers = []
+    for threads in ("1", "2"):
+        assert main(["endgame", "--cgp", cgp, "--lexicon", TWL06, "--search-threads", threads,
+                     "--json"]) == 0  # fmt: skip
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0]["value"] == answers[1]["value"] == -56
+    assert answers[0]["moves"] == answers[1]["moves"] and answers[1]["exact"]
+    with pytest.raises(SystemExit):
+        main(["endgame", "--cgp", cgp, "--lexicon", TWL06, "--search-threads", "65"])
+    assert "too many" in capsys.readouterr().err

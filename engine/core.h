@@ -8,10 +8,11 @@
  * The algorithm units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c
  * (board preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words'
  * table as a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts
- * and self-played games), endgame.c (the exact endgame). The CPython glue (glue.h) is in
+ * and self-played games), endgame.c (the exact endgame), infer.c (rack inference). The
+ * CPython glue (glue.h) is in
  * units of its own: glue.c (what the methods share: a board and rack read and checked,
  * failures as exceptions), generator.c (the Generator type), describe.c (plays as Python
- * values), games.c (Generator.selfplay), rules.c (a ruleset read from Python),
+ * values), games.c (Generator.selfplay), inferring.c (Generator.infer), rules.c (a ruleset read from Python),
  * leave_table.c (leave values), kwg_check.c (the KWG checker), shuffle.c (a self-played
  * game's bag, as Python's random shuffles it) and _movegen.c (the module).
  *
@@ -88,6 +89,9 @@ typedef struct {
     float known;          /* keep == 1, by equity: the worth of a play known to exist (a
                            * bingo the shadow bounds placed), so nothing worth less can be
                            * the best; -inf when none is known */
+    float enough;         /* by equity, best-first: a play known to be worth more stops the
+                           * search with FOUND_ENOUGH (inference asks only whether one
+                           * exists); +inf: never */
 } MoveBuf;
 
 #define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
@@ -347,7 +351,7 @@ typedef struct {
     float deeper_bound[MAX_RACK + 2];   /* ... and with l or more (suffix maxima) */
     uint64_t order_base;                /* this anchor's ordinal << ORDER_ANCHOR_SHIFT */
     MoveBuf *out;
-    int failed;                         /* FAIL_MEMORY or FAIL_TIME: unwind */
+    int failed;                         /* FAIL_MEMORY, FAIL_TIME or FOUND_ENOUGH: unwind */
     float extend_bound;                 /* best-first: bound of every play the extension under way can make */
     int halted;                         /* the floor has risen past extend_bound: unwind that extension */
     uint64_t steps;                     /* extend_right calls, for the clock */

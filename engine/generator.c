@@ -702,6 +702,7 @@ static PyMethodDef Generator_methods[] = {
      describe_doc},
     {"selfplay", (PyCFunction)(void (*)(void))Generator_selfplay, METH_VARARGS | METH_KEYWORDS,
      selfplay_doc},
+    {"infer", (PyCFunction)(void (*)(void))Generator_infer, METH_VARARGS | METH_KEYWORDS, infer_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,6 +48,9 @@ extern PyTypeObject GeneratorType;
 PyObject *Generator_describe(Generator *self, PyObject *args, PyObject *kw);
 PyObject *Generator_selfplay(Generator *self, PyObject *args, PyObject *kw);
 extern const char selfplay_doc[];
+/* inferring.c: Generator.infer */
+PyObject *Generator_infer(Generator *self, PyObject *args, PyObject *kw);
+extern const char infer_doc[];
 
 /* glue.c: what the methods share, and the module functions over the algorithm units */
 int read_position(const Rules *r, const char *who, const Py_buffer *cells, int checked,

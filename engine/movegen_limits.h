@@ -73,5 +73,6 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define FAIL_MEMORY 1
 #define FAIL_TIME 2
 #define FAIL_CHECK 3               /* playouts(check=True): an incremental board went wrong */
+#define FOUND_ENOUGH 4             /* a play worth more than MoveBuf.enough exists: the search stops (infer.c) */
 
 #endif

@@ -174,6 +174,7 @@ int movebuf_init(MoveBuf *buf, long limit, int by_equity) {
     memset(buf, 0, sizeof *buf);
     buf->keep = limit;
     buf->known = -INFINITY;
+    buf->enough = INFINITY;
     if (limit < 0) return 0;
     buf->capacity = limit < 1 ? 1 : limit < INITIAL_RECORDS ? (size_t)limit : INITIAL_RECORDS;
     buf->items = malloc(buf->capacity * sizeof *buf->items);

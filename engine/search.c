@@ -129,6 +129,10 @@ static void emit(Search *s, int end_col, Tally t) {
     uint64_t order = s->order_base | out->seq++;
     if (out->keep == 0) return;
     if (out->has_floor && !beats_floor(out, s->leaves != NULL, score, equity, order)) return;
+    if (equity > out->enough) { /* by equity only: +inf otherwise */
+        s->failed = FOUND_ENOUGH;
+        return;
+    }
     size_t at = 0; /* with `keep` plays kept, the new one replaces the floor at the root */
     if (!out->has_floor) {
         if (out->count == out->capacity && grow(out, s->leaves != NULL) < 0) {
@@ -820,7 +824,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
     }
     /* a heap, not a sort: the search usually stops after a few of the anchors */
     for (size_t i = n / 2; i-- > 0;) sift_down(refs, n, i);
-    int failed = 0;
+    int failed = buf->known > buf->enough ? FOUND_ENOUGH : 0; /* a bingo the bounds placed */
     for (size_t left = n; left > 0 && !failed; left--) {
         const AnchorRef next = refs[0];
         uint64_t first = (uint64_t)next.ordinal << ORDER_ANCHOR_SHIFT;
@@ -877,7 +881,8 @@ void attach(Search *p, const Core *g) {
 
 /* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
  * movebuf_init), unranked: set up both passes in s[0..1], then search all anchors in
- * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY or FAIL_TIME.
+ * generation order, or best bound first with a limit. Returns 0, FAIL_MEMORY, FAIL_TIME or
+ * (buf->enough set) FOUND_ENOUGH.
  * Touches no Python object: callers may release the GIL around it. */
 int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int rack_total,
                         const SearchArgs *a, Search s[2], MoveBuf *buf) {

@@ -1,0 +1,398 @@
+"""Rack inference: what the player who just moved probably kept.
+
+A play says something about the rack it came from: someone who scored 18 with two tiles
+and kept five almost never kept a rack that had a bingo. Every rack the unseen tiles allow
+(the tiles played plus the rest of a rack) is tried on the board before the play, and kept
+when no move from it is worth more, by equity, than the play made plus a margin (MAGPIE's
+`infer` and its default margin of 5 points). An exchange of N tiles is explained by a rack
+whose best move is an exchange of N (what it keeps is then known) or from which nothing is
+worth more than the margin. Each rack is weighted by the ways it can be drawn from the
+unseen tiles. The search is C (infer.h): one best-first search a rack, stopped as soon as
+a play beats the margin, racks spread over threads.
+
+Equities are score plus leave value (the leave graph of the player inferred), compared in
+thousandths of a point, each leave rounded on its own, as MAGPIE compares them. Where the
+rules differ from MAGPIE's (its opening-move placement penalties; whether an exchange was
+allowed near the end of the bag) this module follows the game: an exchange only when the
+bag held the ruleset's minimum before the play.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from .board import Board
+from .errors import InputError, WorkLimitError
+from .leaves import Leaves
+from .legality import unseen_counts
+from .notation import Play, format_rack, parse_play, parse_rack
+from .rules import Ruleset
+from .scoring import score_play
+
+MARGIN = 5.0  # points: MAGPIE's default equity margin
+MAX_MARGIN = 1000.0
+MAX_RACKS = 5_000_000  # racks tried at most (an exchange from a full bag: about 1.5 million)
+MAX_THREADS = 64
+TOP = 15  # leaves listed, most likely first
+_TALLIES = ("leave", "thrown", "rack")
+_MAX_RACK = 16  # infer.h's MAX_RACK: the histogram's stride
+
+
+@dataclass(frozen=True, slots=True)
+class LetterOdds:
+    """One letter of the racks that explain the move: `chances[k-1]`, the chance they hold
+    at least k of it; `random`, the same for a rack drawn without reading the move;
+    `draws` and `racks`, how many of them (weighted by draws, and one each)."""
+
+    letter: str
+    mean: float
+    chances: tuple[float, ...]
+    random: tuple[float, ...]
+    draws: tuple[int, ...]
+    racks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The racks (or leaves, or tiles thrown) that explain the move: `draws` ways in all,
+    `racks` of them, and each letter's odds (most likely letter first)."""
+
+    draws: int
+    racks: int
+    letters: tuple[LetterOdds, ...]
+
+    def odds(self, letter: str) -> LetterOdds | None:
+        return next((o for o in self.letters if o.letter == letter), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A leave the player may have kept, its chance and its value (and, after an exchange,
+    the tiles thrown back with it)."""
+
+    leave: str
+    chance: float
+    draws: int
+    value: float
+    thrown: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Inference:
+    """What the racks that explain one move say. `kept`: the leaves (plays) or the tiles
+    kept (exchanges, from the racks whose best move is that exchange); after an exchange
+    also `thrown` and `racks` (every rack that explains it). `empty`: no rack explains it
+    (a phony, a mistake, a leave graph the player does not use): simulations then draw
+    the opponent's rack as if nothing were known. `known`: the bag was empty before the
+    move, so the rack was the unseen tiles, nothing inferred."""
+
+    move: str
+    score: int
+    exchanged: int
+    margin: float
+    unseen: int
+    tried: int
+    searches: int
+    kept: Tally
+    leaves: tuple[Kept, ...]
+    thrown: Tally | None = None
+    racks: Tally | None = None
+    known: bool = False
+    _tiles: bytes = field(default=b"", repr=False, compare=False)
+    _width: int = field(default=0, repr=False, compare=False)
+    _cumulative: array = field(default_factory=lambda: array("Q"), repr=False, compare=False)
+
+    @property
+    def empty(self) -> bool:
+        return self.kept.draws == 0
+
+    def sample(self, rng: random.Random) -> tuple[int, ...]:
+        """A leave (tile numbers) drawn with its chance; () when the inference is empty."""
+        if self.empty or not self._cumulative:
+            return ()
+        i = bisect_right(self._cumulative, rng.randrange(self._cumulative[-1]))
+        return tuple(self._tiles[i * self._width : (i + 1) * self._width])
+
+    def to_dict(self, top: int | None = None) -> dict:
+        """The inference as plain values (the protocol's and the report's)."""
+        return {
+            "move": self.move,
+            "score": self.score,
+            "exchanged": self.exchanged,
+            "margin": self.margin,
+            "unseen": self.unseen,
+            "tried": self.tried,
+            "searches": self.searches,
+            "empty": self.empty,
+            "known": self.known,
+            "kept": _tally_dict(self.kept),
+            "thrown": _tally_dict(self.thrown) if self.thrown else None,
+            "racks": _tally_dict(self.racks) if self.racks else None,
+            "leaves": [
+                {
+                    "leave": k.leave,
+                    "chance": k.chance,
+                    "draws": k.draws,
+                    "value": k.value,
+                    "thrown": k.thrown,
+                }
+                for k in self.leaves[:top]
+            ],  # fmt: skip
+        }
+
+
+def _tally_dict(t: Tally) -> dict:
+    return {
+        "draws": t.draws,
+        "racks": t.racks,
+        "letters": [
+            {
+                "letter": o.letter,
+                "mean": o.mean,
+                "chances": list(o.chances),
+                "random": list(o.random),
+            }
+            for o in t.letters
+            if o.chances and o.chances[0] > 0
+        ],  # fmt: skip
+    }
+
+
+def infer(
+    solver,
+    board: Board,
+    leaves: Leaves,
+    play: Play | str | None = None,
+    score: int | None = None,
+    exchanged: int = 0,
+    observer: str = "",
+    margin: float = MARGIN,
+    threads: int = 1,
+    budget_s: float | None = None,
+    max_racks: int = MAX_RACKS,
+    top: int = TOP,
+) -> Inference:
+    """The racks that explain a move made on `board` (the board before it): `play` (notation
+    like '8D WORD' or a Play) scoring `score` (None: as the board scores it; given, it must
+    agree), or an exchange of `exchanged` tiles. observer: the rack of the player making the
+    inference (those tiles are not the mover's). leaves: the mover's leave values."""
+    rules: Ruleset = solver.rules
+    if (
+        not isinstance(margin, int | float)
+        or isinstance(margin, bool)
+        or not abs(margin) <= MAX_MARGIN
+    ):
+        raise InputError(
+            f"margin must be a number of points within ±{MAX_MARGIN:g}, not {margin!r}"
+        )
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= MAX_THREADS:
+        raise InputError(f"threads must be 1..{MAX_THREADS}, not {threads!r}")
+    if budget_s is not None and not (
+        isinstance(budget_s, int | float) and not isinstance(budget_s, bool) and 0 < budget_s <= 1e6
+    ):
+        raise InputError(f"budget_s must be a number of seconds in (0, 1e6], not {budget_s!r}")
+    if not isinstance(max_racks, int) or isinstance(max_racks, bool) or max_racks < 1:
+        raise InputError(f"max_racks must be a whole number >= 1, not {max_racks!r}")
+    if (
+        not isinstance(exchanged, int)
+        or isinstance(exchanged, bool)
+        or not 0 <= exchanged <= rules.rack_size
+    ):
+        raise InputError(f"exchanged must be 0..{rules.rack_size} tiles, not {exchanged!r}")
+    if (play is None) == (exchanged == 0):
+        raise InputError(
+            "infer needs a play (with its score) or a number of tiles exchanged, not both"
+        )
+    solver._check_board(board)  # noqa: SLF001 - the engine's own check
+    seen = parse_rack(rules, observer) if observer else ()
+    unseen = unseen_counts(board, seen)
+    played_counts = [0] * (rules.size + 1)
+    if play is not None:
+        if isinstance(play, str):
+            play = parse_play(board, play)
+        if not isinstance(play, Play):
+            raise InputError(
+                f"play must be notation like '8D WORD' or a Play, not {type(play).__name__}"
+            )
+        made = score_play(board, play).total
+        if score is not None and (
+            not isinstance(score, int) or isinstance(score, bool) or score != made
+        ):
+            raise InputError(f"{play.notation} scores {made} on this board, not {score!r}")
+        score = made
+        for _, _, ch in play.placed:
+            tile = 0 if ch.islower() else rules.letter_index[ch]
+            played_counts[tile] += 1
+        move = play.notation
+    else:
+        if score not in (None, 0):
+            raise InputError(f"an exchange scores 0, not {score!r}")
+        score = 0
+        move = f"exchange {exchanged}"
+    pool = [u - p for u, p in zip(unseen, played_counts, strict=True)]
+    if min(pool) < 0:
+        short = format_rack(rules, [t for t, n in enumerate(pool) for _ in range(-n) if n < 0])
+        raise InputError(
+            f"{move} lays {short}, which the board and the observer's rack already hold"
+        )
+    held = sum(played_counts)
+    size = rules.rack_size - held
+    total_unseen = sum(unseen)
+    bag_before = total_unseen - rules.rack_size
+    most = rules.max_exchange(bag_before) if bag_before > 0 else 0
+    if exchanged and exchanged > most:
+        raise InputError(
+            f"an exchange of {exchanged} was not allowed: the bag held {max(bag_before, 0)} tiles "
+            f"(the {rules.name} rules want {rules.exchange_min_bag})"
+        )
+    common = dict(
+        move=move, score=score, exchanged=exchanged, margin=float(margin), unseen=total_unseen
+    )
+    if size == 0:  # every tile of the rack was played: nothing kept
+        return _known(rules, [0] * len(pool), common)
+    if bag_before <= 0:  # the bag was empty: the rack was every unseen tile
+        return _known(rules, pool, common)
+    if math.comb(sum(pool), size) >= 1 << 63:
+        raise InputError(f"the {rules.name} tile set is too large to count its racks exactly")
+    nodes, below, values = leaves.graph()
+    try:
+        tiles, verdicts, thrown, draws, vals, hist, tried, searches = solver._generator.infer(  # noqa: SLF001
+            board.cells, bytes(pool), bytes(played_counts), size, exchanged, score,
+            round(margin * 1000), most, nodes, below, values, threads=threads,
+            budget=budget_s or 0.0, max_racks=max_racks,
+        )  # fmt: skip
+    except TimeoutError:
+        raise WorkLimitError(f"inference ran past its budget of {budget_s:g} s") from None
+    except ValueError as exc:
+        if "racks to try" in str(exc):
+            raise WorkLimitError(
+                f"inference would try more than {max_racks:,} racks (a limit of this caller)"
+            ) from None
+        raise
+    return _result(rules, pool, size, tiles, verdicts, thrown, draws, vals, hist, tried, searches,
+                   common, top)  # fmt: skip
+
+
+def _known(rules: Ruleset, pool: list[int], common: dict) -> Inference:
+    """The rack was known: everything unseen (the bag was empty) or nothing was kept."""
+    tiles = tuple(t for t, n in enumerate(pool) for _ in range(n))
+    size = len(tiles)
+    letters = []
+    for t, n in enumerate(pool):
+        if n:
+            ones = tuple(1.0 for _ in range(n))
+            letters.append(LetterOdds(_letter(rules, t), float(n), ones, ones, (1,) * n, (1,) * n))
+    tally = Tally(1, 1, tuple(letters))
+    kept = Kept(format_rack(rules, tiles), 1.0, 1, 0.0)
+    return Inference(**common, tried=1, searches=0, kept=tally, leaves=(kept,), known=True,
+                     _tiles=bytes(tiles), _width=size, _cumulative=array("Q", [1]))  # fmt: skip
+
+
+def _letter(rules: Ruleset, tile: int) -> str:
+    return "?" if tile == 0 else rules.alphabet[tile - 1]
+
+
+def _result(
+    rules, pool, size, tiles, verdicts, thrown, draws, vals, hist, tried, searches, common, top
+):
+    width_x = common["exchanged"]
+    counts = array("Q")
+    counts.frombytes(hist)
+    weights = array("Q")
+    weights.frombytes(draws)
+    values = array("f")
+    values.frombytes(vals)
+    a = rules.size
+    stride = _MAX_RACK + 1
+
+    def tally(kind: int, picked: int) -> Tally:
+        out = []
+        base = kind * 2 * (a + 1) * stride
+        total = sum(
+            counts[base : base + stride]
+        )  # tile 0's row: every rack, by its count of blanks
+        racks = sum(counts[base + (a + 1) * stride : base + (a + 1) * stride + stride])
+        for t in range(a + 1):
+            row = counts[base + t * stride : base + (t + 1) * stride]
+            uniq = counts[base + (a + 1 + t) * stride : base + (a + 2 + t) * stride]
+            deepest = max((k for k in range(stride) if row[k]), default=0)
+            at_least = [sum(row[k:]) for k in range(1, deepest + 1)]
+            racks_at = [sum(uniq[k:]) for k in range(1, deepest + 1)]
+            mean = sum(k * row[k] for k in range(stride)) / total if total else 0.0
+            chances = tuple(n / total for n in at_least) if total else ()
+            rand = tuple(
+                _random_chance(pool[t], sum(pool), picked, k) for k in range(1, deepest + 1)
+            )
+            out.append(
+                LetterOdds(_letter(rules, t), mean, chances, rand, tuple(at_least), tuple(racks_at))
+            )
+        out.sort(key=lambda o: -(o.chances[0] if o.chances else 0.0))
+        return Tally(total, racks, tuple(out))
+
+    kept = tally(0, size - width_x if width_x else size)
+    n = len(verdicts)
+    if not width_x:  # plays: the racks are the leaves
+        sample_tiles, width = tiles, size
+        cumulative = array("Q", accumulate(weights)) if n else array("Q")
+        order = sorted(range(n), key=lambda i: -weights[i])[: max(top, 0)]
+        total = kept.draws or 1
+        listed = tuple(
+            Kept(format_rack(rules, tiles[i * size : (i + 1) * size]), weights[i] / total,
+                 weights[i], round(float(values[i]), 3))
+            for i in order
+        )  # fmt: skip
+        return Inference(**common, tried=tried, searches=searches, kept=kept, leaves=listed,
+                         _tiles=sample_tiles, _width=width, _cumulative=cumulative)  # fmt: skip
+    # exchanges: what the racks whose best move is that exchange kept, by leave
+    width = size - width_x
+    by_leave: dict[bytes, list] = {}
+    sample = bytearray()
+    sample_weights = []
+    for i in range(n):
+        if verdicts[i] != 2:
+            continue
+        rack = tiles[i * size : (i + 1) * size]
+        back = thrown[i * width_x : (i + 1) * width_x]
+        keep = _minus(rack, back)
+        sample += keep
+        sample_weights.append(weights[i])
+        entry = by_leave.setdefault(keep, [0, float(values[i]), {}])
+        entry[0] += weights[i]
+        entry[2][back] = entry[2].get(back, 0) + weights[i]
+    total = kept.draws or 1
+    order = sorted(by_leave.items(), key=lambda kv: -kv[1][0])[: max(top, 0)]
+    listed = tuple(
+        Kept(format_rack(rules, leave), d / total, d, round(v, 3),
+             format_rack(rules, max(backs.items(), key=lambda kv: kv[1])[0]))
+        for leave, (d, v, backs) in order
+    )  # fmt: skip
+    return Inference(
+        **common, tried=tried, searches=searches, kept=kept, leaves=listed,
+        thrown=tally(1, width_x), racks=tally(2, size),
+        _tiles=bytes(sample), _width=width, _cumulative=array("Q", accumulate(sample_weights)),
+    )  # fmt: skip
+
+
+def _minus(rack: bytes, back: bytes) -> bytes:
+    left = list(rack)
+    for t in back:
+        left.remove(t)
+    return bytes(left)
+
+
+def _random_chance(have: int, total: int, drawn: int, k: int) -> float:
+    """The chance that `drawn` tiles taken at random from `total` hold at least k of a tile
+    there are `have` of (hypergeometric)."""
+    if drawn <= 0 or total <= 0:
+        return 0.0
+    ways = math.comb(total, drawn)
+    hit = sum(
+        math.comb(have, j) * math.comb(total - have, drawn - j)
+        for j in range(k, min(have, drawn) + 1)
+    )
+    return hit / ways

@@ -329,7 +329,7 @@ int infer_racks(const Core *g, const Klv *klv, const InferArgs *a, InferResult *
     if (n > a->max_racks) return INFER_TOO_MANY;
     out->tried = n;
     const size_t cells = n ? n : 1;
-    out->tiles = malloc(cells * (size_t)a->size);
+    out->tiles = malloc(cells * (size_t)a->size + 1);
     out->verdict = calloc(cells, 1);
     out->thrown = a->exchanged ? malloc(cells * (size_t)a->exchanged) : NULL;
     out->draws = malloc(cells * sizeof *out->draws);

@@ -36,7 +36,7 @@ typedef struct {
     const uint8_t *board;
     uint8_t pool[MAX_LETTERS + 1];   /* tiles the racks are completed from (counts, blank 0) */
     uint8_t played[MAX_LETTERS + 1]; /* tiles the play laid (a blank as 0); none for an exchange */
-    int size;                        /* tiles each rack holds besides `played` (1..MAX_RACK) */
+    int size;                        /* tiles each rack holds besides `played` (0..MAX_RACK) */
     int exchanged;                   /* tiles an exchange put back; 0 for a play */
     int32_t score;                   /* the play's score */
     int64_t margin;                  /* thousandths of a point */

@@ -118,6 +118,17 @@ class Inference:
         i = bisect_right(self._cumulative, rng.randrange(self._cumulative[-1]))
         return tuple(self._tiles[i * self._width : (i + 1) * self._width])
 
+    def explaining(self) -> list[tuple[tuple[int, ...], int]]:
+        """Every leave (tile numbers, ascending, blank 0) that explains the move and the ways
+        it is drawn, in the order tried; after an exchange, what each rack whose best move
+        is that exchange keeps (a leave once for each such rack)."""
+        width, tiles, cumulative = self._width, self._tiles, self._cumulative
+        before = [0, *cumulative[:-1]]
+        return [
+            (tuple(tiles[i * width : (i + 1) * width]), cumulative[i] - before[i])
+            for i in range(len(cumulative))
+        ]
+
     def to_dict(self, top: int | None = None) -> dict:
         """The inference as plain values (the protocol's and the report's)."""
         return {
@@ -253,8 +264,6 @@ def infer(
     common = dict(
         move=move, score=score, exchanged=exchanged, margin=float(margin), unseen=total_unseen
     )
-    if size == 0:  # every tile of the rack was played: nothing kept
-        return _known(rules, [0] * len(pool), common)
     if bag_before <= 0:  # the bag was empty: the rack was every unseen tile
         return _known(rules, pool, common)
     if math.comb(sum(pool), size) >= 1 << 63:

@@ -1,0 +1,376 @@
+"""Rack inference against a brute force written here: on small rulesets (four-tile racks,
+English letters and board, the TWL06 leaves), every rack the unseen tiles allow is tried
+in Python with every play the generator lists and every exchange enumerated here, and
+judged by the rule engine/inference.py states; the engine's racks, verdicts, tallies and
+draws must equal it. On the real game (TWL06, record positions) a rack's own best move by
+equity must always be explained by that rack, and bad input is refused with a message."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from itertools import combinations_with_replacement
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anchor.engine import Board, InputError, Ruleset, Solver, WorkLimitError
+from anchor.engine.gcg import PLAY, read_gcg, replay
+from anchor.engine.inference import infer
+from anchor.engine.legality import unseen_counts
+from anchor.engine.notation import format_rack, parse_rack
+
+from .conftest import data_path
+
+TILES = """
+A 3 1
+B 1 3
+C 1 3
+D 2 2
+E 3 1
+F 1 4
+G 1 2
+H 1 4
+I 3 1
+J 1 8
+K 1 5
+L 2 1
+M 1 3
+N 2 1
+O 3 1
+P 1 3
+Q 1 10
+R 2 1
+S 2 1
+T 2 1
+U 2 1
+V 1 4
+W 1 4
+X 1 8
+Y 1 4
+Z 1 10
+? 2 0
+"""
+
+
+def small_rules(english: Ruleset, rack: int = 4, exchange_min_bag: int = 4) -> Ruleset:
+    total = sum(int(line.split()[1]) for line in TILES.strip().splitlines())
+    grid = "\n".join(english.premiums)
+    text = (
+        f'name = "small{rack}"\ntitle = "English letters, {rack}-tile racks"\nrows = 15\n'
+        f'cols = 15\nrack_size = {rack}\nbingo_bonus = 20\ncentre = "8H"\n'
+        f"total_tiles = {total}\nexchange_min_bag = {exchange_min_bag}\n"
+        f"tiles = '''{TILES}'''\npremiums = '''\n{grid}\n'''\n"
+    )
+    return Ruleset.from_toml(text, source="small.toml")
+
+
+def milli(v: float) -> int:
+    """Thousandths of a point, half away from zero (Python's round() rounds half to even)."""
+    return int(math.copysign(math.floor(abs(v) * 1000 + 0.5), v))
+
+
+def minus(rack: list[int], tiles) -> list[int]:
+    left = list(rack)
+    for t in tiles:
+        left.remove(t)
+    return left
+
+
+def sub_multisets(rack: list[int]):
+    counts = Counter(rack)
+    kinds = sorted(counts)
+
+    def walk(i):
+        if i == len(kinds):
+            yield ()
+            return
+        for n in range(counts[kinds[i]] + 1):
+            for rest in walk(i + 1):
+                yield (kinds[i],) * n + rest
+
+    yield from walk(0)
+
+
+def brute_force(solver, board, leaves, pool, played, score, exchanged, margin, most):
+    """{extra tiles: (verdict, thrown, draws)} for every rack that explains the move."""
+    rules = solver.rules
+    size = rules.rack_size - len(played)
+    tiles = [t for t, n in enumerate(pool) if n]
+    out = {}
+    for extra in combinations_with_replacement(tiles, size):
+        have = Counter(extra)
+        if any(have[t] > pool[t] for t in have):
+            continue
+        rack = sorted([*played, *extra])
+        plays = solver.generate_moves(board, format_rack(rules, rack))
+        best_play = max(
+            (
+                m.score * 1000
+                + milli(leaves.value(minus(rack, [0 if ch.islower() else rules.index(ch)
+                                                  for _, _, ch in m.placed])))
+                for m in plays
+            ),
+            default=None,
+        )  # fmt: skip
+        best_x, thrown = None, ()
+        for back in sub_multisets(rack):
+            if not 1 <= len(back) <= most:
+                continue
+            v = milli(leaves.value(minus(rack, back)))
+            if best_x is None or (v, -len(back), [-t for t in back]) > (
+                best_x,
+                -len(thrown),
+                [-t for t in thrown],
+            ):  # fewer tiles, then the lower tiles in order, blank first
+                best_x, thrown = v, back
+        if not exchanged:
+            cutoff = score * 1000 + milli(leaves.value(extra)) + margin
+            top = max((v for v in (best_play, best_x) if v is not None), default=None)
+            verdict = 1 if top is None or top <= cutoff else 0
+        elif best_play is not None and best_play >= best_x:
+            verdict = 1 if best_play <= margin else 0
+        elif len(thrown) == exchanged:
+            verdict = 2
+        else:
+            verdict = 1 if best_x <= margin else 0
+        if verdict:
+            draws = math.prod(math.comb(pool[t], n) for t, n in have.items())
+            out[tuple(extra)] = (verdict, tuple(thrown) if verdict == 2 else (), draws)
+    return out
+
+
+def letter_tally(rules, racks) -> dict:
+    """{letter: (draws with at least k, for k = 1..)} over racks: {tiles: draws} or
+    (tiles, draws) pairs."""
+    pairs = list(racks.items() if isinstance(racks, dict) else racks)
+    out = {}
+    for t in range(rules.size + 1):
+        letter = "?" if t == 0 else rules.letter(t)
+        ks = []
+        for k in range(1, rules.rack_size + 1):
+            n = sum(d for tiles, d in pairs if tiles.count(t) >= k)
+            if not n:
+                break
+            ks.append(n)
+        if ks:
+            out[letter] = tuple(ks)
+    return out
+
+
+def random_position(solver, rng):
+    """A board from a few random plays of the small set, the mover's rack and the
+    watcher's, and the tiles left in the bag."""
+    rules = solver.rules
+    bag = [0] * rules.blanks + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+    rng.shuffle(bag)
+    racks = [[bag.pop() for _ in range(rules.rack_size)] for _ in range(2)]
+    board, side = Board.empty(rules), 0
+    for _ in range(rng.randrange(2, 6)):
+        moves = solver.generate_moves(board, format_rack(rules, racks[side]), limit=4)
+        if not len(moves):
+            break
+        move = moves[rng.randrange(len(moves))]
+        for _, _, ch in move.placed:
+            racks[side].remove(0 if ch.islower() else rules.index(ch))
+        board = board.apply(move.placed)
+        while len(racks[side]) < rules.rack_size and bag:
+            racks[side].append(bag.pop())
+        side = 1 - side
+    return board, racks[side], racks[1 - side], bag
+
+
+@pytest.fixture(scope="module")
+def small(english, default_english):
+    rules = small_rules(english)
+    solver = Solver(default_english, rules)
+    leaves = solver.leaves(data_path("kwg", "TWL06.klv2"))
+    return solver, leaves
+
+
+@pytest.mark.parametrize("seed", range(14))
+def test_inference_equals_the_brute_force(small, seed):
+    """Plays and exchanges on random positions of the small set, with margins of 0, 5 and
+    20 points and one or three threads: the same racks, verdicts, tiles thrown, draws and
+    tallies as trying every rack here."""
+    solver, leaves = small
+    rules = solver.rules
+    rng = random.Random(seed)
+    board, mover, watcher, bag = random_position(solver, rng)
+    while not len(solver.generate_moves(board, format_rack(rules, mover), limit=1)):
+        board, mover, watcher, bag = random_position(solver, rng)  # a rack with a play
+    margin = (0.0, 5.0, 20.0)[seed % 3]
+    threads = 1 + 2 * (seed % 2)
+    observer = format_rack(rules, watcher)
+    unseen = unseen_counts(board, watcher)
+    most = rules.max_exchange(sum(unseen) - rules.rack_size)
+    if seed % 4 == 3 and most:
+        exchanged, play, played, score = rng.randrange(1, most + 1), None, [], 0
+    else:
+        moves = solver.generate_moves(board, format_rack(rules, mover), limit=6)
+        move = moves[rng.randrange(len(moves))]
+        exchanged, play, score = 0, move.notation, move.score
+        played = sorted(0 if ch.islower() else rules.index(ch) for _, _, ch in move.placed)
+    pool = [u - played.count(t) for t, u in enumerate(unseen)]
+    expected = brute_force(solver, board, leaves, pool, played, score, exchanged,
+                           round(margin * 1000), most)  # fmt: skip
+    got = infer(solver, board, leaves, play, exchanged=exchanged, observer=observer,
+                margin=margin, threads=threads)  # fmt: skip
+    assert got.tried >= len(expected) and got.searches <= got.tried
+    if not exchanged:
+        leaves_found = dict(got.explaining())
+        assert leaves_found == {tiles: d for tiles, (_, _, d) in expected.items()}
+        assert got.kept.draws == sum(d for _, _, d in expected.values())
+        assert got.kept.racks == len(expected)
+        tally = {o.letter: o.draws for o in got.kept.letters if o.draws}
+        assert tally == letter_tally(rules, leaves_found)
+        if expected:
+            top = max(expected.items(), key=lambda kv: kv[1][2])[1][2]
+            assert got.leaves[0].draws == top
+            assert abs(sum(k.chance for k in got.leaves) - 1) < 1e-9 or len(got.leaves) == 15
+    else:
+        made = {tiles: v for tiles, v in expected.items() if v[0] == 2}
+        kept = {}
+        for tiles, (_, thrown, d) in made.items():
+            keep = tuple(minus(list(tiles), thrown))
+            kept.setdefault(keep, []).append(d)
+        found: dict = {}
+        for keep, d in got.explaining():
+            found.setdefault(keep, []).append(d)
+        assert {k: sorted(v) for k, v in found.items()} == {k: sorted(v) for k, v in kept.items()}
+        assert got.racks.draws == sum(d for _, _, d in expected.values())
+        assert got.racks.racks == len(expected)
+        assert got.kept.racks == got.thrown.racks == len(made)
+        racks_tally = {o.letter: o.draws for o in got.racks.letters if o.draws}
+        assert racks_tally == letter_tally(rules, {t: d for t, (_, _, d) in expected.items()})
+        thrown_tally = {o.letter: o.draws for o in got.thrown.letters if o.draws}
+        assert thrown_tally == letter_tally(rules, [(v[1], v[2]) for v in made.values()])
+    assert got.empty == (not any(v[0] == (2 if exchanged else 1) for v in expected.values()))
+
+
+def test_a_rack_emptied_by_the_move_is_judged_too(small):
+    """A play of every tile keeps nothing: the one rack (the tiles played) explains it only
+    when nothing beat it, and the answer says which."""
+    solver, leaves = small
+    rules = solver.rules
+    seen = set()
+    for seed in range(60):
+        board, mover, watcher, bag = random_position(solver, random.Random(seed))
+        moves = solver.generate_moves(board, format_rack(rules, mover), limit=30)
+        for m in moves:
+            if len(m.placed) == rules.rack_size:
+                got = infer(solver, board, leaves, m.notation, observer=format_rack(rules, watcher))
+                assert got.tried == 1 and not got.known
+                explained = got.explaining()
+                seen.add(bool(explained))
+                if explained:
+                    assert explained == [((), 1)] and got.leaves[0].leave == ""
+        if len(seen) == 2:
+            return
+    pytest.fail(f"60 seeds gave plays of the whole rack that were only {seen} explained")
+
+
+@pytest.fixture(scope="module")
+def twl06_setup(magpie_twl06, english):
+    solver = Solver(magpie_twl06, english)
+    leaves = solver.leaves(data_path("kwg", "TWL06.klv2"))
+    boards = []
+    for path in sorted(data_path("gcg").rglob("*.gcg"))[:6]:
+        try:
+            turns = list(replay(read_gcg(path), english))
+        except Exception:  # noqa: BLE001 - a record the English rules cannot replay
+            continue
+        boards += [t.board for t in turns if t.event.kind == PLAY and any(t.board.cells)][2:8]
+    return solver, leaves, boards
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_racks_own_best_move_is_explained_by_that_rack(twl06_setup, data):
+    """TWL06 on record positions: a rack drawn from the unseen tiles, its best move by
+    equity (exchanges allowed while the bag holds seven), inferred from the watcher's side:
+    that rack is among those explaining it (a play), or keeps what that exchange keeps."""
+    solver, leaves, boards = twl06_setup
+    rules = solver.rules
+    board = data.draw(st.sampled_from(boards))
+    unseen = [t for t, n in enumerate(unseen_counts(board)) for _ in range(n)]
+    rng = random.Random(data.draw(st.integers(0, 10**6)))
+    rng.shuffle(unseen)
+    rack, watcher = unseen[:7], unseen[7:14]
+    most = rules.max_exchange(len(unseen) - 14)
+    moves = solver.generate_moves(
+        board, format_rack(rules, rack), limit=1, rank="equity", leaves=leaves,
+        include_exchanges=True, max_exchange=most,
+    )  # fmt: skip
+    best = moves[0]
+    if best.kind == "pass":
+        return
+    if best.kind == "exchange":
+        got = infer(solver, board, leaves, exchanged=len(best.exchanged),
+                    observer=format_rack(rules, watcher))  # fmt: skip
+        kept = tuple(sorted(minus(sorted(rack), parse_rack(rules, best.exchanged))))
+    else:
+        got = infer(solver, board, leaves, best.notation, observer=format_rack(rules, watcher))
+        kept = tuple(sorted(minus(sorted(rack), [0 if ch.islower() else rules.index(ch)
+                                                  for _, _, ch in best.placed])))  # fmt: skip
+    assert kept in dict(got.explaining()), (best.notation, format_rack(rules, rack))
+
+
+def test_sampling_draws_explained_leaves_by_their_draws(small):
+    solver, leaves = small
+    rules = solver.rules
+    board, mover, watcher, _ = random_position(solver, random.Random(5))
+    move = solver.generate_moves(board, format_rack(rules, mover), limit=1)[0]
+    got = infer(solver, board, leaves, move.notation, observer=format_rack(rules, watcher))
+    weights = dict(got.explaining())
+    rng = random.Random(1)
+    drawn = Counter(got.sample(rng) for _ in range(4000))
+    assert set(drawn) <= set(weights)
+    top = max(weights, key=weights.get)
+    share = weights[top] / sum(weights.values())
+    assert abs(drawn[top] / 4000 - share) < 0.05
+    assert [got.sample(random.Random(9)) for _ in range(3)] == [
+        got.sample(random.Random(9)) for _ in range(3)
+    ]
+
+
+def test_bad_requests_are_refused_with_what_is_wrong(small):
+    solver, leaves = small
+    rules = solver.rules
+    board, mover, watcher, _ = random_position(solver, random.Random(3))
+    move = solver.generate_moves(board, format_rack(rules, mover), limit=1)[0]
+    obs = format_rack(rules, watcher)
+    with pytest.raises(InputError, match="scores"):
+        infer(solver, board, leaves, move.notation, score=move.score + 1, observer=obs)
+    with pytest.raises(InputError, match="not both"):
+        infer(solver, board, leaves, move.notation, exchanged=2, observer=obs)
+    with pytest.raises(InputError, match="not both"):
+        infer(solver, board, leaves, observer=obs)
+    for bad in (float("nan"), float("inf"), "5", True, 1e9):
+        with pytest.raises(InputError, match="margin"):
+            infer(solver, board, leaves, move.notation, observer=obs, margin=bad)
+    for bad in (0, 65, 1.5, None):
+        with pytest.raises(InputError, match="threads"):
+            infer(solver, board, leaves, move.notation, observer=obs, threads=bad)
+    with pytest.raises(InputError, match="exchanged"):
+        infer(solver, board, leaves, exchanged=rules.rack_size + 1, observer=obs)
+    with pytest.raises(InputError):
+        infer(solver, board, leaves, "8D ZZZZ", observer=obs)
+    with pytest.raises(WorkLimitError, match="more than 3 racks"):
+        infer(solver, board, leaves, move.notation, observer=obs, max_racks=3)
+    tight = small_rules(Ruleset.load("english"), rack=4, exchange_min_bag=43)
+    with pytest.raises(InputError, match="exchange of 2 was not allowed"):
+        infer(Solver(solver.lexicon, tight), Board.from_cgp(tight, board.to_cgp()), leaves,
+              exchanged=2, observer=obs)  # fmt: skip
+    laid = next(ch for _, _, ch in move.placed if not ch.islower())  # every copy watched
+    watched = laid * unseen_counts(board)[rules.index(laid)]
+    with pytest.raises(InputError, match="already hold"):
+        infer(solver, board, leaves, move.notation, observer=watched)
+
+
+def test_lexicon_of_the_wrong_alphabet_is_refused(small, russian):
+    solver, leaves = small
+    with pytest.raises(InputError):
+        infer(solver, Board.empty(russian), leaves, exchanged=1)

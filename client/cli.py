@@ -19,6 +19,8 @@ _LATE = (
 )
 EXAMPLE_CGP = f"'{_CAT} AEINRST/ 0/0 0'"
 PREENDGAME_CGP = "'" + _LATE.format("5", "7", "4") + " ADEIQRS/ 359/405 0'"
+# The recorded game's board before Doug's fifth turn, its letters watched by Emely.
+INFER_CGP = "'15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15 /AEINOST 148/55 0'"
 ENDGAME_CGP = "'" + _LATE.format("1Q3", "3I3", "S3") + " ?AHLNUU/ADEMR 405/389 0'"
 
 
@@ -180,10 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--search-threads",
         type=at_most(64),
         default=None,
-        help="threads the search runs on, sharing one table (a proven answer is the same for any "
-        "number; "
-        "default: in-process one per core, at most 16; a worker's --max-endgame-threads, "
-        "which caps it)",
+        help="threads the search runs on (sharing one table: a proven answer is the same for "
+        "any number; default: in-process one per core, at most 16; a worker's "
+        "--max-endgame-threads, which caps it)",
     )
     show_board_option(p)
     json_option(p)
@@ -206,6 +207,40 @@ def build_parser() -> argparse.ArgumentParser:
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)
     p.set_defaults(func="commands:cmd_preendgame")
+
+    p = command(
+        sub,
+        "infer",
+        "what the player who just moved probably kept (rack inference)",
+        "Infer the opponent's rack from their move: every rack the unseen tiles allow is "
+        "tried, and kept when the move made is its best by equity within the margin "
+        "(MAGPIE's infer). The CGP is the position before the move, the mover to play with "
+        "an empty rack and the watcher's rack second.",
+        f"anchor infer --cgp {INFER_CGP} --play '4C HO(AX)' --leaves english.klv2",
+        f"anchor infer --cgp {INFER_CGP} --exchange 4 --leaves english.klv2 --search-threads 2",
+    )
+    ruleset_option(p)
+    lexicon_option(p)
+    p.add_argument("--cgp", required=True, help="the position as CGP: 'BOARD RACK/OPPONENT "
+                   "SCORE/SCORE ZEROS' (here the position before the move: the mover's rack "
+                   "empty, the watcher's second)")  # fmt: skip
+    move = p.add_mutually_exclusive_group(required=True)
+    move.add_argument("--play", help="the play made, like '8D WORD' ((X) for a tile on the board)")
+    move.add_argument("--exchange", type=at_most(16), help="tiles exchanged instead")
+    p.add_argument("--score", type=non_negative, help="the play's score (default: as scored)")
+    p.add_argument("--watcher", help="the watcher's rack (default: the CGP's second rack)")
+    p.add_argument("--margin", type=float, default=5.0,
+                   help="points of equity the move may give up (default: 5, MAGPIE's)")  # fmt: skip
+    leaves_option(p, LEAVES_BY_LEXICON + "; the mover's")
+    top_option(p, 15)
+    p.add_argument("--search-threads", type=at_most(64), default=None,
+                   help="threads the search runs on (the same answer for any number; default: "
+                   "in-process one per core, at most 16; a worker's --max-infer-threads, which "
+                   "caps it)")  # fmt: skip
+    budget_option(p)
+    json_option(p)
+    service_options(p, protocol.INTERACTIVE, 600)
+    p.set_defaults(func="commands:cmd_infer")
 
     p = command(
         sub,

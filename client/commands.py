@@ -450,6 +450,57 @@ def cmd_endgame(args) -> int:
     return 0
 
 
+def cmd_infer(args) -> int:
+    """Rack inference: the racks that explain the mover's move, in-process or by a worker;
+    each letter's chance against a rack drawn blind, and the likeliest leaves."""
+    Ruleset.load(args.ruleset)
+    redis_url = service_url(args)
+    threads = args.search_threads
+    if threads is None and not redis_url:
+        threads = min(os.cpu_count() or 1, 16)
+    request = protocol.InferRequest(
+        cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, leaves=args.leaves,
+        play=args.play, score=args.score, exchanged=args.exchange or 0, observer=args.watcher,
+        margin=args.margin, top=args.top, threads=threads, seconds=args.budget,
+    )  # fmt: skip
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
+    started = time.perf_counter()
+    try:
+        raw = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    result = protocol.answer(raw, protocol.InferResult)
+    if args.json:
+        print(json.dumps(raw, ensure_ascii=False))
+        return 0
+    inf = result.inference
+    elapsed = time.perf_counter() - started
+    what = inf["move"] if not inf["exchanged"] else f"an exchange of {inf['exchanged']}"
+    print(
+        f"{what} ({inf['score']} points), margin {inf['margin']:g}: {inf['kept']['racks']:,} "
+        f"racks explain it ({inf['kept']['draws']:,} draws) of {inf['tried']:,} tried; "
+        f"{elapsed:.2f} s"
+    )
+    if inf["known"]:
+        print("the bag was empty before the move: the rack was every unseen tile")
+    if inf["empty"]:
+        print("no rack explains it (a phony, a mistake, or other leave values): nothing inferred")
+        return 0
+    print(f"{'letter':>6}  {'kept':>6}  {'blind':>6}   (chance of holding at least one)")
+    for row in inf["kept"]["letters"][:12]:
+        held, blind = 100 * row["chances"][0], 100 * row["random"][0]
+        print(f"{row['letter']:>6}  {held:>5.1f}%  {blind:>5.1f}%")
+    head = "kept" + ("  (thrown back)" if inf["exchanged"] else "")
+    print(f"\n{'':>4}{head:<24} {'chance':>7} {'value':>7}")
+    for i, leave in enumerate(inf["leaves"], 1):
+        kept = leave["leave"] + (f"  ({leave['thrown']})" if leave["thrown"] else "")
+        chance = 100 * leave["chance"]
+        print(f"{i:>3}. {kept or '(nothing)':<24} {chance:>6.2f}% {leave['value']:>+7.2f}")
+    return 0
+
+
 def cmd_preendgame(args) -> int:
     """One tile in the bag: the top plays, each valued by solving the endgame after every
     possible draw, in-process or by a worker."""

@@ -374,3 +374,98 @@ def test_lexicon_of_the_wrong_alphabet_is_refused(small, russian):
     solver, leaves = small
     with pytest.raises(InputError):
         infer(solver, Board.empty(russian), leaves, exchanged=1)
+
+
+# ---------------------------------------------------------------- the protocol and the CLI
+
+INFER_BOARD = "15/5V9/4JO9/4AX9/4V10/4E10/2GALE9/3WINDY7/4N10/15/15/15/15/15/15"
+
+
+@pytest.fixture(scope="module")
+def registry():
+    from anchor.worker.registry import LexiconRegistry
+
+    return LexiconRegistry(
+        {"twl06": str(data_path("kwg", "TWL06.kwg"))},
+        leave_paths={"twl06": str(data_path("kwg", "TWL06.klv2"))},
+    )
+
+
+def infer_request(**fields):
+    from anchor.client import protocol as p
+
+    base = {"v": 1, "kind": "infer", "cgp": f"{INFER_BOARD} /AEINOST 0/0 0", "lexicon": "twl06"}
+    return p.decode_request(p.pack({**base, **fields}))
+
+
+@pytest.mark.parametrize("asked, cap, used", [(None, 1, 1), (4, 2, 2), (2, None, 2)])
+def test_the_server_caps_threads_and_racks(registry, monkeypatch, asked, cap, used):
+    """A request's `threads` may only lower the server's infer_threads; more racks than
+    infer_racks is limit_too_large; the answer is the same for any number of threads."""
+    from anchor.client import protocol as p
+    from anchor.engine import inference
+    from anchor.worker.runner import run_request
+
+    seen = []
+    original = inference.infer
+
+    def spy(*args, **kw):
+        seen.append(kw["threads"])
+        return original(*args, **kw)
+
+    monkeypatch.setattr(inference, "infer", spy)
+    fields = {"play": "4C HO(AX)"} | ({"threads": asked} if asked else {})
+    limits = p.Limits.unbounded() if cap is None else p.Limits(infer_threads=cap)
+    answer = run_request(infer_request(**fields), registry, limits)
+    assert seen == [used] and answer["ok"]
+    got = answer["inference"]
+    assert got["kept"]["racks"] > 0 and got["leaves"][0]["chance"] > 0 and not got["empty"]
+    with pytest.raises(p.ProtocolError) as tight:
+        run_request(infer_request(play="4C HO(AX)"), registry, p.Limits(infer_racks=1000))
+    assert tight.value.code == p.LIMIT_TOO_LARGE and "1,000 racks" in str(tight.value)
+
+
+def test_bad_infer_requests_are_refused(registry):
+    from anchor.client import protocol as p
+    from anchor.worker.runner import run_request
+
+    for fields, code in (
+        ({"play": "4C HO(AX)", "margin": 5000}, p.BAD_VALUE),
+        ({"play": "4C HO(AX)", "threads": 65}, p.BAD_VALUE),
+    ):
+        with pytest.raises(p.ProtocolError) as caught:
+            infer_request(**fields)
+        assert caught.value.code == code, fields
+    for fields, words in (
+        ({"play": "4C HO(AX)", "exchanged": 3}, "not both"),
+        ({}, "not both"),
+        ({"exchanged": 3, "score": 4}, "an exchange scores 0"),
+        ({"play": "4C HO(AX)", "score": 99}, "scores 28"),
+        ({"play": "4C ZZ"}, "ZZ"),
+        ({"play": "4C HO(AX)", "cgp": f"{INFER_BOARD} HO/AEINOST 0/0 0"}, "leave it empty"),
+    ):
+        with pytest.raises(p.ProtocolError) as caught:
+            run_request(infer_request(**fields), registry, p.Limits())
+        assert caught.value.code in (p.BAD_POSITION, p.BAD_RACK) and words in str(caught.value)
+
+
+def test_cli_infer_prints_the_letters_and_leaves(capsys):
+    from anchor.client.cli import main
+
+    kwg, klv2 = str(data_path("kwg", "TWL06.kwg")), str(data_path("kwg", "TWL06.klv2"))
+    cgp = f"{INFER_BOARD} /AEINOST 148/55 0"
+    args = ["infer", "--cgp", cgp, "--lexicon", kwg, "--leaves", klv2]
+    assert main([*args, "--play", "4C HO(AX)", "--search-threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "4C HO(AX) (28 points), margin 5" in out and "racks explain it" in out
+    assert " 1. " in out and "letter" in out
+    assert main([*args, "--play", "4C HO(AX)", "--search-threads", "2", "--json"]) == 0
+    two = __import__("json").loads(capsys.readouterr().out)["inference"]
+    assert main([*args, "--play", "4C HO(AX)", "--search-threads", "1", "--json"]) == 0
+    one = __import__("json").loads(capsys.readouterr().out)["inference"]
+    assert one["kept"] == two["kept"] and one["leaves"] == two["leaves"]
+    assert main([*args, "--exchange", "4", "--search-threads", "2", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "an exchange of 4 (0 points)" in out
+    assert main([*args, "--play", "4C HO(AX)", "--score", "30"]) == 2
+    assert "scores 28 on this board, not 30" in capsys.readouterr().err

@@ -128,6 +128,8 @@ def build_parser() -> Parser:
         ("--max-retries", "retries of a job whose worker died (default: 2)"),
         ("--max-endgame-table-mb", "an endgame's transposition table in MiB (default: 256)"),
         ("--max-endgame-threads", "threads one endgame job searches on (default: 1)"),
+        ("--max-infer-racks", "racks one inference may try (default: 2000000)"),
+        ("--max-infer-threads", "threads one inference job runs on (default: 1)"),
     ):
         number = float if "seconds" in flag or "mb" in flag else int
         caps.add_argument(flag, type=number, help=help_text)

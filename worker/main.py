@@ -185,6 +185,8 @@ _LIMIT_FLAGS = {
     "retries": "max_retries",
     "endgame_table_mb": "max_endgame_table_mb",
     "endgame_threads": "max_endgame_threads",
+    "infer_racks": "max_infer_racks",
+    "infer_threads": "max_infer_threads",
 }
 _FLOAT_LIMITS = {"job_seconds", "endgame_table_mb"}
 

@@ -8,13 +8,14 @@ training (a CLI command pays every import at each start)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
-from anchor.engine import Solver, WorkLimitError
+from anchor.engine import InputError, Solver, WorkLimitError
 
 from .analysis import analyze_position, engine_position, run_analysis
 from .errors import engine_errors
@@ -277,6 +278,48 @@ def run_preendgame(
     )
 
 
+def run_infer(
+    request: p.InferRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
+) -> p.InferResult:
+    """Rack inference: the racks that explain the mover's move, within the server's caps."""
+    from anchor.engine.inference import infer
+
+    solver, position = engine_position(registry, request, request.cgp)
+    leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
+    threads = request.threads or limits.infer_threads or 1
+    if limits.infer_threads is not None:
+        threads = min(threads, limits.infer_threads)
+    seconds = deadline.budget()
+    if request.seconds is not None:
+        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    observer = request.observer if request.observer is not None else position.opponent or ""
+    with engine_errors(p.BAD_POSITION), _racks_capped():
+        if position.rack:
+            raise InputError(
+                "the CGP's first rack is the player whose move is inferred: leave it empty "
+                "('/WATCHER' gives the watcher's rack)"
+            )
+        found = infer(
+            solver, position.board, leaves, request.play, score=request.score,
+            exchanged=request.exchanged, observer=observer, margin=request.margin,
+            threads=threads, budget_s=seconds, max_racks=limits.infer_racks or 1 << 40,
+            top=request.top,
+        )  # fmt: skip
+    return p.InferResult(found.to_dict(request.top))
+
+
+@contextmanager
+def _racks_capped() -> Iterator[None]:
+    """An inference over the server's cap of racks is `limit_too_large`, not a timeout."""
+    try:
+        yield
+    except WorkLimitError as exc:
+        if "racks" not in str(exc):
+            raise
+        why = f"{exc}; ask for less, or a worker allowing more"
+        raise p.ProtocolError(p.LIMIT_TOO_LARGE, why) from None
+
+
 def run_simulate(
     request: p.SimulateRequest,
     registry: LexiconRegistry,
@@ -321,4 +364,5 @@ _RUNS: dict[type, Callable[..., p.Result]] = {
     p.AnnotateRequest: run_annotate,
     p.EndgameRequest: run_endgame,
     p.PreendgameRequest: run_preendgame,
+    p.InferRequest: run_infer,
 }

@@ -22,6 +22,7 @@ from .results import (  # noqa: F401  (re-exported: the results are part of the 
     EndgameResult,
     Failure,
     Game,
+    InferResult,
     PreendgameResult,
     Result,
     SelfPlayResult,
@@ -115,6 +116,9 @@ MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
 MAX_TOP = 50
 MAX_ENDGAME_THREADS = 64
+MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~1.5 million
+MAX_INFER_THREADS = 64
+MAX_INFER_TOP = 100
 MAX_SEED = 2**63 - 1
 NAME = (1, 200)  # a ruleset's, lexicon's or leave values' name: characters
 
@@ -132,6 +136,8 @@ class Limits:
     retries: int = 2  # retries of a job whose worker died
     endgame_table_mb: float | None = 256.0  # an endgame's transposition table, at most
     endgame_threads: int | None = 1  # threads one endgame job searches on (a worker a core)
+    infer_racks: int | None = 2_000_000  # racks one inference may try (MAX_INFER_RACKS)
+    infer_threads: int | None = 1  # threads one inference job runs on (a worker a core)
 
     def __post_init__(self) -> None:
         checks = (
@@ -143,6 +149,8 @@ class Limits:
             ("retries", self.retries, 0, 100, False),
             ("endgame_table_mb", self.endgame_table_mb, 1, 65536, True),
             ("endgame_threads", self.endgame_threads, 1, MAX_ENDGAME_THREADS, True),
+            ("infer_racks", self.infer_racks, 1, MAX_INFER_RACKS, True),
+            ("infer_threads", self.infer_threads, 1, MAX_INFER_THREADS, True),
         )
         for name, value, low, high, optional in checks:
             if value is None and optional:
@@ -163,6 +171,8 @@ class Limits:
             moves=None,
             endgame_table_mb=None,
             endgame_threads=None,
+            infer_racks=None,
+            infer_threads=None,
         )
 
 
@@ -608,6 +618,45 @@ class PreendgameRequest(Kind):
     KIND = "preendgame"
 
 
+@dataclass(frozen=True, slots=True)
+class InferRequest(Kind):
+    """Rack inference (kind "infer"): the racks that explain the move the player to move
+    in `cgp` made (a play and its score, or an exchange of `exchanged` tiles), seen by the
+    other player, whose rack is the CGP's second (or `observer`)."""
+
+    cgp: str = field(
+        metadata=wire(str, 1, MAX_STRING, "the position before the move; the watcher's rack second")
+    )
+    ruleset: str = field(default="english", metadata=_name("ruleset name"))
+    lexicon: str | None = field(default=None, metadata=_name("lexicon name"))
+    leaves: str | None = field(default=None, metadata=_name("the mover's leave values by name"))
+    play: str | None = field(
+        default=None, metadata=wire(str, 1, 64, "the play made, like '8D WORD'")
+    )
+    score: int | None = field(
+        default=None, metadata=wire(int, 0, 1 << 20, "its score; nil: as the board scores it")
+    )
+    exchanged: int = field(
+        default=0, metadata=wire(int, 0, 16, "tiles exchanged instead of a play")
+    )
+    observer: str | None = field(
+        default=None, metadata=wire(str, 0, 64, "the watcher's rack; nil: the CGP's second")
+    )
+    margin: float = field(
+        default=5.0, metadata=wire((int, float), -1000, 1000, "points of equity a move may give up")
+    )
+    top: int = field(default=15, metadata=wire(int, 0, MAX_INFER_TOP, "leaves listed"))
+    threads: int | None = field(
+        default=None,
+        metadata=wire(int, 1, MAX_INFER_THREADS, "threads; nil: infer_threads, which caps it"),
+    )
+    seconds: float | None = field(
+        default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
+    )
+
+    KIND = "infer"  # a play and an exchange together, or neither: the engine's bad_position
+
+
 KINDS: dict[str, type[Kind]] = {
     "analyze": Request,
     "batch": Request,
@@ -616,10 +665,11 @@ KINDS: dict[str, type[Kind]] = {
     SimulateRequest.KIND: SimulateRequest,
     EndgameRequest.KIND: EndgameRequest,
     PreendgameRequest.KIND: PreendgameRequest,
+    InferRequest.KIND: InferRequest,
 }
 AnyRequest = (
     Request | SelfPlayRequest | AnnotateRequest | SimulateRequest | EndgameRequest
-    | PreendgameRequest
+    | PreendgameRequest | InferRequest
 )  # fmt: skip
 
 

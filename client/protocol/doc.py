@@ -21,6 +21,7 @@ REQUESTS: dict[str, type[Declared]] = {
     "simulate": p.SimulateRequest,
     "endgame": p.EndgameRequest,
     "preendgame": p.PreendgameRequest,
+    "infer": p.InferRequest,
 }
 RESULTS: dict[str, type[Declared]] = {
     "analyze-result": p.Analysis,
@@ -32,6 +33,7 @@ RESULTS: dict[str, type[Declared]] = {
     "simulate-result": p.SimulateResult,
     "endgame-result": p.EndgameResult,
     "preendgame-result": p.PreendgameResult,
+    "infer-result": p.InferResult,
     "error": p.Failure,
 }
 OTHERS = ("users",)  # the ACL users (acl.py), as deploy/users.acl holds them

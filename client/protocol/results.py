@@ -207,6 +207,14 @@ class PreendgameResult(Result):
     seconds: float = field(metadata=wire(_NUMBER, doc="time searched"))
 
 
+@dataclass(frozen=True, slots=True)
+class InferResult(Result):
+    inference: dict = field(
+        default_factory=dict,
+        metadata=wire(dict, doc="`kept`, `leaves`, `thrown`, `racks`, counts (PROTOCOL.md, infer)"),
+    )
+
+
 RESULTS: dict[str, type[Result]] = {
     "analyze": Analysis,
     "batch": Batch,
@@ -215,6 +223,7 @@ RESULTS: dict[str, type[Result]] = {
     "simulate": SimulateResult,
     "endgame": EndgameResult,
     "preendgame": PreendgameResult,
+    "infer": InferResult,
 }
 R = TypeVar("R", bound=Result)
 

@@ -450,6 +450,20 @@ def cmd_endgame(args) -> int:
     return 0
 
 
+def _ask(args, redis_url: str | None, request) -> tuple[dict, float]:
+    """One request answered in-process or by a worker (the command's service options): the
+    raw result and the seconds it took."""
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+    )
+    started = time.perf_counter()
+    try:
+        raw = client.analyze(request, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    return raw, time.perf_counter() - started
+
+
 def cmd_infer(args) -> int:
     """Rack inference: the racks that explain the mover's move, in-process or by a worker;
     each letter's chance against a rack drawn blind, and the likeliest leaves."""
@@ -463,20 +477,11 @@ def cmd_infer(args) -> int:
         play=args.play, score=args.score, exchanged=args.exchange or 0, observer=args.watcher,
         margin=args.margin, top=args.top, threads=threads, seconds=args.budget,
     )  # fmt: skip
-    client = AnalysisClient(
-        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
-    )
-    started = time.perf_counter()
-    try:
-        raw = client.analyze(request, timeout=args.timeout)
-    except ServiceError as exc:
-        raise AnchorError(str(exc)) from None
-    result = protocol.answer(raw, protocol.InferResult)
+    raw, elapsed = _ask(args, redis_url, request)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
-    inf = result.inference
-    elapsed = time.perf_counter() - started
+    inf = protocol.answer(raw, protocol.InferResult).inference
     what = inf["move"] if not inf["exchanged"] else f"an exchange of {inf['exchanged']}"
     print(
         f"{what} ({inf['score']} points), margin {inf['margin']:g}: {inf['kept']['racks']:,} "
@@ -509,20 +514,11 @@ def cmd_preendgame(args) -> int:
         cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, rack=args.rack,
         candidates=args.candidates, seconds=args.budget,
     )  # fmt: skip
-    redis_url = service_url(args)
-    client = AnalysisClient(
-        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
-    )
-    started = time.perf_counter()
-    try:
-        raw = client.analyze(request, timeout=args.timeout)
-    except ServiceError as exc:
-        raise AnchorError(str(exc)) from None
+    raw, elapsed = _ask(args, service_url(args), request)
     result = protocol.answer(raw, protocol.PreendgameResult)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
-    elapsed = time.perf_counter() - started
     state = "every endgame solved" if result.exact else "some endgames not proven in the time given"
     print(
         f"Pre-endgame, one tile in the bag; unseen {result.unseen}: {len(result.plays)} plays, "

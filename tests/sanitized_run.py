@@ -213,4 +213,35 @@ for bad in (b"\0" * (16 << 10), memoryview(bytearray(16 << 10))[::2], 7):
         gen.endgame(bytes(225), *racks, 2, 0.0, 10, False, 2, 0, 0, table=bad)
     except (ValueError, TypeError, BufferError):
         pass
+# rack inference: plays and an exchange on one and three threads, racks and time capped
+# mid-run, and buffers and counts that do not fit
+from anchor.engine.inference import infer  # noqa: E402
+
+josh = parse_cgp(rules, next(x for x in lines if x.strip() and not x.startswith("#")))
+for play, exchanged, threads in (("11D TIE", 0, 1), ("11D TIE", 0, 3), (None, 7, 3)):
+    try:
+        infer(solver, josh.board, leaves, play, exchanged=exchanged, observer=josh.racks[0],
+              threads=threads, max_racks=20000)  # fmt: skip
+    except WorkLimitError:
+        pass
+for budget in (0.001, 0.05):
+    try:
+        infer(solver, josh.board, leaves, "11D TIE", observer=josh.racks[0], threads=2,
+              budget_s=budget)  # fmt: skip
+    except WorkLimitError:
+        pass
+pool = bytes([2] + [3] * 26)
+for args in (
+    (bytes(224), pool, bytes(27), 7, 0, 0, 0, 0),
+    (bytes(225), pool[:-1], bytes(27), 7, 0, 0, 0, 0),
+    (bytes(225), pool, bytes(27), 8, 0, 0, 0, 0),
+    (bytes(225), pool, bytes([0, 8] + [0] * 25), 1, 0, 0, 0, 0),
+    (bytes(225), pool, bytes(27), 7, 7, 0, 0, 3),
+    (bytes(225), bytes(27), bytes(27), 7, 0, 0, 0, 0),
+    (bytes([99] * 225), pool, bytes(27), 7, 0, 0, 0, 0),
+):
+    try:
+        gen.infer(*args, graph, counts, leaves._values, threads=2, max_racks=5000)
+    except ValueError:
+        pass
 print(f"ok {total} {_movegen.__file__}")

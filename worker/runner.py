@@ -210,6 +210,20 @@ def run_annotate(
     return p.AnnotateResult(annotation)
 
 
+def _threads(asked: int | None, cap: int | None) -> int:
+    """The threads a job runs on: what it asks (nil: the server's cap), never past the cap."""
+    threads = asked or cap or 1
+    return threads if cap is None else min(threads, cap)
+
+
+def _seconds(asked: float | None, deadline: Deadline) -> float | None:
+    """The time a job may take: what is left of the job's, or less when it asks for less."""
+    seconds = deadline.budget()
+    if asked is not None:
+        seconds = asked if seconds is None else min(seconds, asked)
+    return seconds
+
+
 def run_endgame(
     request: p.EndgameRequest,
     registry: LexiconRegistry,
@@ -226,12 +240,8 @@ def run_endgame(
     table_mb = request.table_mb or endgame.DEFAULT_TABLE_MB
     if limits.endgame_table_mb is not None:
         table_mb = min(table_mb, limits.endgame_table_mb)
-    threads = request.threads or limits.endgame_threads or 1
-    if limits.endgame_threads is not None:
-        threads = min(threads, limits.endgame_threads)
-    seconds = deadline.budget()
-    if request.seconds is not None:
-        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    threads = _threads(request.threads, limits.endgame_threads)
+    seconds = _seconds(request.seconds, deadline)
     if seconds is not None:
         seconds = max(0.001, seconds - 0.05)  # leave time to write the answer
     scoreless = position.zero_turns if request.scoreless is None else request.scoreless
@@ -259,9 +269,7 @@ def run_preendgame(
     from anchor.engine.preendgame import BAG_SIZES
 
     solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
-    seconds = deadline.budget()
-    if request.seconds is not None:
-        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    seconds = _seconds(request.seconds, deadline)
     with engine_errors(p.BAD_POSITION):
         position.preendgame(BAG_SIZES)  # the opponent's rack checked too
         found = solver.solve_preendgame(
@@ -286,12 +294,8 @@ def run_infer(
 
     solver, position = engine_position(registry, request, request.cgp)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
-    threads = request.threads or limits.infer_threads or 1
-    if limits.infer_threads is not None:
-        threads = min(threads, limits.infer_threads)
-    seconds = deadline.budget()
-    if request.seconds is not None:
-        seconds = request.seconds if seconds is None else min(seconds, request.seconds)
+    threads = _threads(request.threads, limits.infer_threads)
+    seconds = _seconds(request.seconds, deadline)
     observer = request.observer if request.observer is not None else position.opponent or ""
     with engine_errors(p.BAD_POSITION), _racks_capped():
         if position.rack:

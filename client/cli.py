@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         positive,
         progress_option,
         ruleset_option,
+        seconds,
         seed_option,
         service_options,
         show_board_option,
@@ -237,7 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads the search runs on (the same answer for any number; default: "
                    "in-process one per core, at most 16; a worker's --max-infer-threads, which "
                    "caps it)")  # fmt: skip
-    budget_option(p)
+    p.add_argument("--budget", type=seconds,
+                   help="seconds the search may take; past them, an error (an inference is "
+                   "all or nothing; default: no limit)")  # fmt: skip
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)
     p.set_defaults(func="commands:cmd_infer")

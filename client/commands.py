@@ -488,6 +488,8 @@ def cmd_infer(args) -> int:
         f"racks explain it ({inf['kept']['draws']:,} draws) of {inf['tried']:,} tried; "
         f"{elapsed:.2f} s"
     )
+    if inf.get("phony"):
+        print(f"not in the lexicon: {', '.join(inf['phony'])} (a phony: inferred all the same)")
     if inf["known"]:
         print("the bag was empty before the move: the rack was every unseen tile")
     if inf["empty"]:

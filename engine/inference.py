@@ -32,7 +32,7 @@ from .leaves import Leaves
 from .legality import unseen_counts
 from .notation import Play, format_rack, parse_play, parse_rack
 from .rules import Ruleset
-from .scoring import score_play
+from .scoring import score_play, validate_play
 
 MARGIN = 5.0  # points: MAGPIE's default equity margin
 MAX_MARGIN = 1000.0
@@ -89,7 +89,8 @@ class Inference:
     also `thrown` and `racks` (every rack that explains it). `empty`: no rack explains it
     (a phony, a mistake, a leave graph the player does not use): simulations then draw
     the opponent's rack as if nothing were known. `known`: the bag was empty before the
-    move, so the rack was the unseen tiles, nothing inferred."""
+    move, so the rack was the unseen tiles, nothing inferred. `phony`: the play's words the
+    lexicon does not hold (inferred all the same: a phony's maker judged it worth most)."""
 
     move: str
     score: int
@@ -103,6 +104,7 @@ class Inference:
     thrown: Tally | None = None
     racks: Tally | None = None
     known: bool = False
+    phony: tuple[str, ...] = ()
     _tiles: bytes = field(default=b"", repr=False, compare=False)
     _width: int = field(default=0, repr=False, compare=False)
     _cumulative: array = field(default_factory=lambda: array("Q"), repr=False, compare=False)
@@ -141,6 +143,7 @@ class Inference:
             "searches": self.searches,
             "empty": self.empty,
             "known": self.known,
+            "phony": list(self.phony),
             "kept": _tally_dict(self.kept),
             "thrown": _tally_dict(self.thrown) if self.thrown else None,
             "racks": _tally_dict(self.racks) if self.racks else None,
@@ -207,8 +210,10 @@ def infer(
         isinstance(budget_s, int | float) and not isinstance(budget_s, bool) and 0 < budget_s <= 1e6
     ):
         raise InputError(f"budget_s must be a number of seconds in (0, 1e6], not {budget_s!r}")
-    if not isinstance(max_racks, int) or isinstance(max_racks, bool) or max_racks < 1:
-        raise InputError(f"max_racks must be a whole number >= 1, not {max_racks!r}")
+    if not isinstance(max_racks, int) or isinstance(max_racks, bool) or not 0 < max_racks < 1 << 48:
+        raise InputError(f"max_racks must be a whole number 1..2^48, not {max_racks!r}")
+    if not isinstance(top, int) or isinstance(top, bool) or top < 0:
+        raise InputError(f"top must be a whole number >= 0, not {top!r}")
     if (
         not isinstance(exchanged, int)
         or isinstance(exchanged, bool)
@@ -230,6 +235,16 @@ def infer(
             raise InputError(
                 f"play must be notation like '8D WORD' or a Play, not {type(play).__name__}"
             )
+        if len(play.placed) > rules.rack_size:
+            raise InputError(
+                f"{play.notation} lays {len(play.placed)} tiles; a {rules.name} rack holds "
+                f"{rules.rack_size}"
+            )
+        shape = validate_play(board, play)  # where it lies, not its words: phonies are inferred
+        if not shape.ok:
+            raise InputError(f"{play.notation} cannot be played here: {'; '.join(shape.errors)}")
+        lexicon = solver.lexicon
+        phony = tuple(w for w in shape.words if not lexicon.contains(w.upper()))
         made = score_play(board, play).total
         if score is not None and (
             not isinstance(score, int) or isinstance(score, bool) or score != made
@@ -241,6 +256,7 @@ def infer(
             played_counts[tile] += 1
         move = play.notation
     else:
+        phony = ()
         if score not in (None, 0):
             raise InputError(f"an exchange scores 0, not {score!r}")
         score = 0
@@ -262,7 +278,12 @@ def infer(
             f"(the {rules.name} rules want {rules.exchange_min_bag})"
         )
     common = dict(
-        move=move, score=score, exchanged=exchanged, margin=float(margin), unseen=total_unseen
+        move=move,
+        score=score,
+        exchanged=exchanged,
+        margin=float(margin),
+        unseen=total_unseen,
+        phony=phony,
     )
     if bag_before <= 0:  # the bag was empty: the rack was every unseen tile
         return _known(rules, pool, common)

@@ -61,11 +61,12 @@ PyObject *Generator_infer(Generator *self, PyObject *args, PyObject *kw) {
     if (size < 0 || played_total + size < 1 || played_total + size > r->rack_size || exchanged < 0 || exchanged > r->rack_size ||
         (exchanged && played_total) || exchange_most < exchanged || exchange_most > r->rack_size || score < 0 ||
         score > MAX_SCORE || margin < -1000000000LL || margin > 1000000000LL || threads < 1 ||
-        threads > INFER_MAX_THREADS || !(budget >= 0.0 && budget <= 1e6) || size > pool_total) {
+        threads > INFER_MAX_THREADS || !(budget >= 0.0 && budget <= 1e6) || size > pool_total ||
+        (exchanged && size < exchanged) || max_racks > (1ULL << 48)) {
         PyErr_Format(PyExc_ValueError,
                      "infer: 0 <= size <= pool, 1 <= played + size <= %d, exchanged 0..%d (none with tiles "
-                     "played), exchange_most exchanged..%d, score 0..%d, |margin| <= 1e9, threads 1..%d, budget "
-                     "0..1e6 s",
+                     "played, at most size), exchange_most exchanged..%d, score 0..%d, |margin| <= 1e9, "
+                     "threads 1..%d, budget 0..1e6 s, max_racks 0..2^48",
                      r->rack_size, r->rack_size, r->rack_size, MAX_SCORE, INFER_MAX_THREADS);
         goto out;
     }

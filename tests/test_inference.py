@@ -370,6 +370,43 @@ def test_bad_requests_are_refused_with_what_is_wrong(small):
         infer(solver, board, leaves, move.notation, observer=watched)
 
 
+def test_plays_that_cannot_lie_there_are_refused_and_phonies_flagged(registry):
+    """A play must be placeable as written (connected, through the centre first, a rack's
+    tiles at most): bad_position naming why. A phony is inferred all the same and named."""
+    from anchor.client import protocol as p
+    from anchor.worker.runner import run_request
+
+    for play, words in (
+        ("10A ABCDEFGH", "lays 8 tiles"),
+        ("13M ZA", "not connected"),
+    ):
+        with pytest.raises(p.ProtocolError) as caught:
+            run_request(infer_request(play=play), registry, p.Limits())
+        assert caught.value.code == p.BAD_POSITION and words in str(caught.value), play
+    empty = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 /AEINOST 0/0 0"
+    for play, words in (("1A QI", "centre square"), ("8H A", "two letters")):
+        with pytest.raises(p.ProtocolError) as caught:
+            run_request(infer_request(play=play, cgp=empty), registry, p.Limits())
+        assert words in str(caught.value), play
+    phony = run_request(infer_request(play="4C QO(AX)"), registry, p.Limits())["inference"]
+    assert phony["phony"] == ["QOAX"]
+    real = run_request(infer_request(play="4C HO(AX)"), registry, p.Limits())["inference"]
+    assert real["phony"] == []
+
+
+def test_the_c_entry_refuses_counts_that_do_not_fit(small):
+    """Generator.infer checks what Python already checks, for any other caller."""
+    solver, leaves = small
+    nodes, below, values = leaves.graph()
+    cells = bytes(solver.rules.rows * solver.rules.cols)
+    pool = bytes([1] * (solver.rules.size + 1))
+    none = bytes(solver.rules.size + 1)
+    for size, exchanged, most, racks in ((3, 4, 4, 0), (4, 0, 0, 1 << 49), (5, 0, 0, 0)):
+        with pytest.raises(ValueError):
+            solver._generator.infer(cells, pool, none, size, exchanged, 0, 0, most, nodes,  # noqa: SLF001
+                                    below, values, max_racks=racks)  # fmt: skip
+
+
 def test_lexicon_of_the_wrong_alphabet_is_refused(small, russian):
     solver, leaves = small
     with pytest.raises(InputError):

@@ -184,8 +184,8 @@ def budget_option(parser) -> None:
     parser.add_argument(
         "--budget",
         type=seconds,
-        help="seconds the search may take; past them, the best answer found so far, said to "
-        "be unproven (default: no limit)",
+        help="seconds the search may take (past them, the best answer found so far, said to "
+        "be unproven; default: no limit)",
     )
 
 

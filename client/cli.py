@@ -239,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "in-process one per core, at most 16; a worker's --max-infer-threads, which "
                    "caps it)")  # fmt: skip
     p.add_argument("--budget", type=seconds,
-                   help="seconds the search may take; past them, an error (an inference is "
+                   help="seconds the search may take (past them, an error: an inference is "
                    "all or nothing; default: no limit)")  # fmt: skip
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)

@@ -138,6 +138,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.99,
         help="drop a play once it is behind the leader with this confidence; 0 never",
     )
+    sim.add_argument(
+        "--infer",
+        metavar="MOVE",
+        help="draw the opponent's rack from what their last move says they kept: the play, "
+        "on the board, like '8D WO(R)D' ((X) for a tile it played through), or 'exchange N'",
+    )
+    sim.add_argument(
+        "--infer-score", type=int, help="that play's score (default: as the board scores it)"
+    )
+    sim.add_argument(
+        "--margin",
+        type=float,
+        default=5.0,
+        help="points of equity the move may give up (default: 5, MAGPIE's)",
+    )
     seed_option(sim)
     per_job_option(
         sim,
@@ -289,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         "game was annotated, 1 when some were not, 2 on bad input.",
         "anchor annotate games/ --out report",
         "anchor annotate games/english-1.gcg --out report --leaves english.klv2 "
-        "--sim-iterations 100",
+        "--sim-iterations 100 --infer-racks 100000",
     )
     p.add_argument("paths", nargs="+", help="GCG files or folders of them")
     p.add_argument(
@@ -307,6 +322,15 @@ def build_parser() -> argparse.ArgumentParser:
     top_option(p, 5)
     leaves_option(p, "none: rank by score; simulating needs it")
     sim_options(p, iterations=0, check=non_negative)
+    p.add_argument(
+        "--infer-racks",
+        type=non_negative,
+        default=0,
+        metavar="N",
+        help="show what each play's maker probably kept (rack inference, reading at most N "
+        "racks a turn; 100000 reads all but the longest), and simulate the reply against "
+        "it (default: 0, none)",
+    )
     seed_option(p)
     progress_option(p)
     threads_option(p, processes=True)
@@ -516,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # analyze's options that shape a simulation: given without --sim they would do nothing.
 SIM_ONLY = {"sim_iterations", "sim_candidates", "sim_plies", "sim_rank_by", "confidence",
-            "seed", "iterations_per_job"}  # fmt: skip
+            "seed", "iterations_per_job", "infer", "infer_score", "margin"}  # fmt: skip
 
 
 def _check_combinations(parser: argparse.ArgumentParser, args) -> None:
@@ -534,6 +558,11 @@ def _check_combinations(parser: argparse.ArgumentParser, args) -> None:
         ]
         if given:
             parser.error(f"{', '.join(given)} shape a simulation: add --sim, or leave them out")
+    if args.command == "analyze" and args.infer is None:
+        given = [o for o, v in (("--infer-score", args.infer_score), ("--margin", args.margin))
+                 if v != (None if o == "--infer-score" else 5.0)]  # fmt: skip
+        if given:
+            parser.error(f"{', '.join(given)} shape an inference: add --infer MOVE")
 
 
 def _command_parser(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:

@@ -165,7 +165,7 @@ def _simulate(args) -> int:
     """anchor analyze --sim: the top plays by equity, ranked by simulation."""
     from anchor.engine.simulate import Simulation
 
-    from .simulation import SimulationJob, simulate
+    from .simulation import SimulationJob, run_simulation
 
     if not args.cgp or len(args.cgp.split()) < 2:
         raise AnchorError("--sim needs a full CGP (--cgp 'BOARD RACK/ SCORES ZEROS')")
@@ -184,18 +184,25 @@ def _simulate(args) -> int:
         confidence=args.confidence or None,
         rank=args.sim_rank_by,
     )
-    job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack)
+    play, exchanged = _last_move(args.infer)
+    job = SimulationJob(args.cgp, args.ruleset, args.lexicon, args.leaves, args.rack,
+                        play, args.infer_score, exchanged, args.margin)  # fmt: skip
     started = time.perf_counter()
     try:
-        stats = simulate(
+        answer = run_simulation(
             client, job, settings, args.iterations_per_job, max(args.timeout, 600), progress=True
         )
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started
-    if args.json:  # the statistics of every candidate, best first
-        print(json.dumps([dataclasses.asdict(s) for s in stats], ensure_ascii=False))
+    stats = answer.stats
+    if args.json:  # the statistics of every candidate, best first (and the inference's)
+        rows = [dataclasses.asdict(s) for s in stats]
+        out = rows if args.infer is None else {"candidates": rows, "inferred": answer.inferred}
+        print(json.dumps(out, ensure_ascii=False))
         return 0
+    if answer.inferred is not None:
+        print(_inferred_line(answer.inferred))
     done = sum(s.iterations for s in stats)
     where = "via Redis" if redis_url else f"in-process, {threads} thread{'s' * (threads > 1)}"
     order = "by chance of winning" if args.sim_rank_by == "win" else "by mean spread"
@@ -213,6 +220,37 @@ def _simulate(args) -> int:
             f"  {se:>6.2f}  {100 * s.win_rate:>5.1f}  {s.iterations:>10}{mark}"
         )
     return 0
+
+
+def _last_move(text: str | None) -> tuple[str | None, int]:
+    """--infer's move: (the play, 0), or (None, tiles exchanged); (None, 0) when not given."""
+    if text is None:
+        return None, 0
+    words = text.split()
+    count = words[1] if len(words) == 2 and words[0].lower() == "exchange" else None
+    if count is None and len(words) == 1 and words[0].startswith("-"):
+        count = words[0][1:]  # GCG's '-3' (or the tiles, '-ABC', when the watcher saw them)
+        count = count if count.isdigit() else str(len(count))
+    if count is None:
+        return text, 0
+    if not count.isdigit() or not 1 <= int(count) <= 16:
+        raise AnchorError(f"--infer {text!r}: an exchange is 'exchange N' with N from 1 to 16")
+    return None, int(count)
+
+
+def _inferred_line(inferred: dict) -> str:
+    """What the inference the simulation drew from found, in a line."""
+    if inferred.get("empty"):
+        return (
+            f"inference: no rack explains {inferred['move']} (a phony, or not the best by "
+            "equity within the margin): the opponent's racks were drawn uniformly"
+        )
+    kept = inferred["kept"]
+    leaves = ", ".join(f"{k['leave'] or '-'} {100 * k['chance']:.1f}%" for k in inferred["leaves"])
+    return (
+        f"inference: {kept['racks']:,} leaves explain {inferred['move']} "
+        f"({kept['draws']:,} draws); likeliest {leaves}"
+    )
 
 
 def cmd_show(args) -> int:

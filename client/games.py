@@ -170,6 +170,8 @@ def cmd_annotate(args) -> int:
 
     if args.sim_iterations and not args.leaves:
         raise AnchorError("--sim-iterations needs --leaves: the simulated players rank by equity")
+    if args.infer_racks and not args.leaves:
+        raise AnchorError("--infer-racks needs --leaves: a move is read by its equity")
     out = _output_folder(args.out)
     files: list[tuple[str, Path]] = []
     for given in args.paths:
@@ -213,6 +215,7 @@ def cmd_annotate(args) -> int:
                 args.sim_plies,
                 args.seed,
                 args.sim_rank_by,
+                args.infer_racks,
             )  # fmt: skip
         )
         pending.append(name)

@@ -30,13 +30,37 @@ PROGRESS_EVERY = 0.25  # seconds between looks at a pool's stream, for the progr
 
 @dataclass(frozen=True, slots=True)
 class SimulationJob:
-    """Where and what to simulate."""
+    """Where and what to simulate; with `infer_play` (the opponent's last play, on the
+    board, scoring `infer_score`) or `infer_exchanged` (their exchange of that many tiles),
+    the opponent's racks are drawn from what that move says they kept."""
 
     cgp: str
     ruleset: str = "english"
     lexicon: str | None = None
     leaves: str | None = None
     rack: str | None = None
+    infer_play: str | None = None
+    infer_score: int | None = None
+    infer_exchanged: int = 0
+    infer_margin: float = 5.0
+
+    def request(self, settings: Simulation, **share) -> p.SimulateRequest:
+        """The simulate request of this job and `settings`, for the share given."""
+        return p.SimulateRequest(
+            self.cgp, self.ruleset, self.lexicon, self.leaves, self.rack,
+            settings.candidates, settings.plies, settings.seed,
+            infer_play=self.infer_play, infer_score=self.infer_score,
+            infer_exchanged=self.infer_exchanged, infer_margin=self.infer_margin, **share,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationAnswer:
+    """A simulation's statistics per candidate, best first, and what its inference found
+    (the `infer` answer's map, five leaves; None without one)."""
+
+    stats: list[CandidateStats]
+    inferred: dict | None = None
 
 
 def simulate(
@@ -47,11 +71,23 @@ def simulate(
     timeout: float = 3600,
     progress: bool = False,
 ) -> list[CandidateStats]:
-    """The simulation's statistics per candidate, best first. By default the simulation
-    goes out whole, as one pooled job per worker serving the queue (or per thread
-    in-process), sharing every round; with `per_job`, or a simulation of more iterations
-    than a job may run, each round goes out as jobs of `per_job` iterations (split over
-    the workers when None). The answer is the same either way."""
+    """The simulation's statistics per candidate, best first (run_simulation's)."""
+    return run_simulation(client, job, settings, per_job, timeout, progress).stats
+
+
+def run_simulation(
+    client: AnalysisClient,
+    job: SimulationJob,
+    settings: Simulation,
+    per_job: int | None = None,
+    timeout: float = 3600,
+    progress: bool = False,
+) -> SimulationAnswer:
+    """The simulation's answer. By default the simulation goes out whole, as one pooled
+    job per worker serving the queue (or per thread in-process), sharing every round; with
+    `per_job`, or a simulation of more iterations than a job may run, each round goes out
+    as jobs of `per_job` iterations (split over the workers when None). The answer is the
+    same either way."""
     if per_job is not None and not 1 <= per_job <= p.MAX_SIM_ITERATIONS:
         raise AnchorError(f"iterations per job must be 1..{p.MAX_SIM_ITERATIONS}, not {per_job}")
     position = parse_cgp(Ruleset.load(job.ruleset), job.cgp)  # a bad CGP fails here, not in a job
@@ -65,6 +101,7 @@ def simulate(
     ):
         return _pooled(client, job, settings, shares, timeout, progress)
     tables: list[list] = []
+    inferred: list[dict | None] = []
     bar = Progress(settings.iterations, what="iterations") if progress else None
     ends: dict[int, list[int]] = {}  # by candidate: tiles unplayed at each playout's end
 
@@ -73,22 +110,17 @@ def simulate(
         size = per_job or max(1, -(-len(iterations) // shares))
         size = min(size, p.MAX_SIM_ITERATIONS)
         requests = [
-            p.SimulateRequest(
-                job.cgp,
-                job.ruleset,
-                job.lexicon,
-                job.leaves,
-                job.rack,
-                settings.candidates,
-                settings.plies,
-                settings.seed,
-                first,
-                min(size, iterations.stop - first),
-                tuple(live or ()),
-            )  # fmt: skip
+            job.request(
+                settings,
+                first=first,
+                iterations=min(size, iterations.stop - first),
+                only=tuple(live or ()),
+            )
             for first in range(iterations.start, iterations.stop, size)
         ]
         results = [_share(r) for r in client.analyze_many(requests, timeout=timeout)]
+        if not inferred:
+            inferred.append(results[0].inferred)
         table = results[0].candidates
         if any(r.candidates != table for r in results) or tables and tables[0] != table:
             raise AnchorError(
@@ -128,7 +160,8 @@ def simulate(
     chosen = [Candidate(n, s, e, None) for n, s, e in (tables[0] if tables else [])]
     unplayed = [ends.get(c, []) for c in range(len(chosen))]
     pruned = [not a for a in alive]
-    return summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)
+    stats = summarize(chosen, values, lead, pruned, unplayed, model, settings.plies, settings.rank)
+    return SimulationAnswer(stats, inferred[0] if inferred else None)
 
 
 def _pooled(
@@ -138,16 +171,15 @@ def _pooled(
     shares: int,
     timeout: float,
     progress: bool,
-) -> list[CandidateStats]:
+) -> SimulationAnswer:
     """The whole simulation as `shares` jobs of one pool, each round cut into pieces they
     claim (PROTOCOL.md, pooled simulations): a round costs the jobs a few Redis calls
     instead of a job each. A job stopped by the server's time cap leaves its rounds in the pool;
     the same jobs sent again go on from there, as long as each sending gets further."""
-    request = p.SimulateRequest(
-        job.cgp, job.ruleset, job.lexicon, job.leaves, job.rack, settings.candidates,
-        settings.plies, settings.seed, 0, settings.iterations, (), uuid.uuid4().hex,
-        settings.round_size, settings.confidence or 0, settings.rank,
-        min(p.MAX_POOL_PIECES, POOL_PIECES_PER_JOB * shares),
+    request = job.request(
+        settings, iterations=settings.iterations, pool=uuid.uuid4().hex,
+        round_size=settings.round_size, confidence=settings.confidence or 0, rank=settings.rank,
+        pieces=min(p.MAX_POOL_PIECES, POOL_PIECES_PER_JOB * shares),
     )  # fmt: skip
     bar = Progress(settings.iterations, what="iterations") if progress else None
     watch = PoolProgress(client.connection, request, bar) if bar and not client.embedded else None
@@ -202,7 +234,7 @@ def _pooled(
         raise AnchorError(
             "the workers disagree on the simulation (different lexica, or one replaced?)"
         )
-    return answers[0]
+    return SimulationAnswer(answers[0], done[0].inferred)
 
 
 def _give_up(client: AnalysisClient, request: p.SimulateRequest) -> None:

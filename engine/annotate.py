@@ -11,8 +11,9 @@ from dataclasses import replace
 from operator import neg
 
 from .endgame import Table, endgame_value
-from .errors import InputError
+from .errors import InputError, WorkLimitError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
+from .inference import Inference
 from .legality import check_rack, unseen_counts
 from .notation import format_rack, parse_rack
 from .position import Position
@@ -29,6 +30,7 @@ ANALYSED = (PLAY, EXCHANGE, PASS)
 ENDGAME_NODES = 8_000_000
 ENDGAME_LEAST_NODES = 20_000  # each solve's at least: a shallow answer when the rest is spent
 ENDGAME_TABLE_MB = 32
+INFERRED_TOP = 5  # leaves and letters a turn's inference lists
 
 
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
@@ -47,6 +49,7 @@ def annotate_game(
     budget: Budget | None = None,
     sim: Simulation | None = None,
     lexicon: str | None = None,
+    infer_racks: int = 0,
 ) -> dict:
     """A msgpack/JSON-ready map: players, one entry per move line, per-player summary,
     and the lexicon's name (`lexicon`, else the record's #lexicon).
@@ -60,13 +63,20 @@ def annotate_game(
     before each search how many seconds it may take (it raises when none are left).
     With `sim` (and leaves), each play is also simulated against the top candidates:
     `sim` lists them by simulated value and `sim_rank` places the play made among them.
+    With `infer_racks` (and leaves, two players), each play and exchange whose watcher's
+    rack the record gives gets `inferred`: what its maker probably kept (engine.inference,
+    reading no more than `infer_racks` racks), and the watcher's simulation on the next turn
+    draws the maker's rack from it.
     """
     rules = solver.rules
     players = [{"nick": p.nick, "name": p.name} for p in game.players]
     endgames = _Endgames(solver)
     turns = []
     totals: dict[int, int] = {}  # each player's recorded total so far
-    for index, turn in enumerate(replay(game, rules)):
+    events = list(replay(game, rules))
+    reads = infer_racks if leaves is not None and len(players) == 2 else 0
+    inferences: dict[int, Inference] = {}  # by the turn whose simulation draws from it
+    for index, turn in enumerate(events):
         ev = turn.event
         others = [t for seat, t in totals.items() if seat != ev.player_index]
         lead = ev.total - ev.score - max(others, default=0)  # the mover's, before the move
@@ -100,9 +110,16 @@ def annotate_game(
         elif ev.tiles:
             entry["tiles"] = ev.tiles  # an end rack's tiles, an exchange's
         if ev.kind in ANALYSED:
+            prior = inferences.pop(index, None)  # what the opponent kept with their move
             entry.update(
-                _alternatives(solver, turn, entry, top, leaves, budget, sim, lead, endgames)
+                _alternatives(solver, turn, entry, top, leaves, budget, sim, lead, endgames, prior)
             )
+        if reads and ev.kind in (PLAY, EXCHANGE):
+            reply = _reply(events, index)
+            found, entry["inferred"] = _inferred(solver, events, index, reply, leaves, reads,
+                                                 budget)  # fmt: skip
+            if found is not None and not found.empty:
+                inferences[reply] = found
         turns.append(entry)
     if len(players) == 2:
         _split_unseen(rules, turns)
@@ -112,6 +129,61 @@ def annotate_game(
         "summary": _summary(players, turns),
         "lexicon": lexicon or game.lexicon,
         "source": game.source,
+    }
+
+
+def _reply(events: list, index: int) -> int | None:
+    """The turn that answers turn `index`: the other player's next move, when the record
+    gives their rack and it comes on the board the move left (no challenge between)."""
+    turn = events[index]
+    after = turn.board.apply(turn.play.placed) if turn.event.kind == PLAY else turn.board
+    for i in range(index + 1, len(events)):
+        ev = events[i].event
+        if ev.player_index == turn.event.player_index or ev.kind not in ANALYSED:
+            return None  # another line of the mover's first (a challenge, a withdrawal)
+        if not ev.rack or events[i].board is None or events[i].board.cells != after.cells:
+            return None
+        return i
+    return None
+
+
+def _inferred(solver: Solver, events: list, index: int, reply: int | None, leaves, racks: int,
+              budget: Budget | None) -> tuple[Inference | None, dict]:  # fmt: skip
+    """What the maker of turn `index` probably kept, read by the player of `reply` (their
+    rack the one the record gives there): the Inference and the turn's `inferred` map
+    (the likeliest leaves and letters, or `why` none was read)."""
+    from .inference import infer
+
+    if reply is None:
+        return None, {"why": "the record does not give the watcher's rack on the next turn"}
+    turn, ev = events[index], events[index].event
+    exchanged = 0
+    if ev.kind == EXCHANGE:
+        exchanged = int(ev.tiles) if ev.tiles.isdigit() else len(ev.tiles)
+    try:
+        found = infer(
+            solver, turn.board, leaves, turn.play if ev.kind == PLAY else None,
+            exchanged=exchanged, observer=events[reply].event.rack, max_racks=racks,
+            budget_s=budget() if budget is not None else None, top=INFERRED_TOP,
+        )  # fmt: skip
+    except InputError as exc:
+        return None, {"why": str(exc)}
+    except WorkLimitError as exc:
+        if budget is not None:
+            budget()  # the job's own time error, when its time is up
+        return None, {"why": str(exc)}
+    letters = [
+        [o.letter, round(o.chances[0], 4), round(o.random[0], 4)]
+        for o in found.kept.letters[:INFERRED_TOP]
+        if o.chances and o.chances[0] > 0
+    ]
+    return found, {
+        "racks": found.kept.racks,
+        "draws": found.kept.draws,
+        "empty": found.empty,
+        "known": found.known,
+        "leaves": [[k.leave, round(k.chance, 4)] for k in found.leaves],
+        "letters": letters,
     }
 
 
@@ -158,6 +230,7 @@ def _alternatives(
     sim: Simulation | None = None,
     lead: int = 0,
     endgames: _Endgames | None = None,
+    inference: Inference | None = None,
 ) -> dict:
     rack = turn.event.rack
     if not rack:
@@ -228,7 +301,7 @@ def _alternatives(
         endgames = endgames or _Endgames(solver)
         extra.update(_endgame(endgames, turn, entry, tiles, opponent, moves, top, legal, budget))
     elif sim is not None and leaves is not None and legal and entry["kind"] == PLAY:
-        extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead))
+        extra.update(_simulated(solver, turn, rack, leaves, moves, sim, budget, lead, inference))
     if opponent is not None:  # the static ranking of an empty bag: no leaves, going out counts
         best = extra.pop("endgame_best")
     if why is not None:
@@ -250,11 +323,13 @@ def _alternatives(
 
 
 def _simulated(
-    solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, budget, lead: int
-) -> dict:
+    solver: Solver, turn, rack: str, leaves, moves, sim: Simulation, budget, lead: int,
+    inference: Inference | None = None,
+) -> dict:  # fmt: skip
     """The top candidates and the play made, ranked by simulation (seeded by the turn):
     [notation, mean, stdev, iterations, dropped, chance of winning] each; `lead` is the
-    mover's before the move."""
+    mover's before the move; `inference`, what the opponent kept (drawn from when given:
+    `sim_inferred` true)."""
     equities = moves.equities() or []
     chosen = [
         Candidate(m.notation, m.score, e, m)
@@ -267,8 +342,11 @@ def _simulated(
             return {}
         chosen.append(Candidate(played, moves[made].score, equities[made], moves[made]))
     settings = replace(sim, seed=sim.seed * 1_000_003 + turn.event.line)
-    stats = settings.run_candidates(solver, turn.board, rack, leaves, chosen, lead, budget)
+    stats = settings.run_candidates(
+        solver, turn.board, rack, leaves, chosen, lead, budget, inference
+    )
     return {
+        "sim_inferred": inference is not None,
         "sim": [
             [
                 s.notation,

@@ -26,11 +26,11 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from .board import Board
+from .board import Board, cell_letter, letter_cell, square_label
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
 from .legality import unseen_counts
-from .notation import Play, format_rack, parse_play, parse_rack
+from .notation import Play, format_rack, parse_coordinate, parse_play, parse_rack
 from .rules import Ruleset
 from .scoring import score_play, validate_play
 
@@ -306,6 +306,82 @@ def infer(
         raise
     return _result(rules, pool, size, tiles, verdicts, thrown, draws, vals, hist, tried, searches,
                    common, top)  # fmt: skip
+
+
+def board_before(board: Board, play: str) -> Board:
+    """The board as it was before `play` (notation like '8D WORD', the tiles it laid on
+    `board`, the letters it played through in parentheses): the tiles it laid taken off.
+    InputError naming the square when the board does not hold what the notation says."""
+    if not isinstance(play, str) or len(play.split()) != 2:
+        raise InputError(f"bad play {play!r}: expected a coordinate and a word, like '8D WORD'")
+    where, spelled = play.split()
+    row, col, direction = parse_coordinate(where, board.rules)
+    dr, dc = (0, 1) if direction == "across" else (1, 0)
+    cells = bytearray(board.cells)
+    cols = board.rules.cols
+    inside, laid = False, 0
+    for ch in spelled:
+        if ch in "()":
+            if inside == (ch == "("):
+                raise InputError(f"bad play {play!r}: unbalanced parentheses")
+            inside = ch == "("
+            continue
+        if not board.in_bounds(row, col):
+            raise InputError(f"play {play!r} runs off the board")
+        here = cells[row * cols + col]
+        label = square_label(row, col, direction)
+        if ch != ".":
+            try:
+                want = letter_cell(board.rules, ch)
+            except KeyError:
+                raise InputError(
+                    f"play {play!r}: {ch!r} is not a letter of the {board.rules.name} alphabet"
+                ) from None
+            if here != want:
+                held = "nothing" if not here else repr(cell_letter(board.rules, here))
+                raise InputError(
+                    f"play {play!r} is not on this board: {label} holds {held}, not {ch!r} "
+                    "(give the position after the play, the letters it played through in "
+                    "parentheses)"
+                )
+        elif not here:
+            raise InputError(f"play {play!r} marks {label} as played through, but it is empty")
+        if not inside and ch != ".":
+            cells[row * cols + col] = 0
+            laid += 1
+        row, col = row + dr, col + dc
+    if inside:
+        raise InputError(f"bad play {play!r}: unbalanced parentheses")
+    if not laid:
+        raise InputError(
+            f"play {play!r} lays no tile: the letters it played through go in parentheses"
+        )
+    return Board(board.rules, bytes(cells))
+
+
+def infer_last(
+    solver,
+    board: Board,
+    rack: str,
+    leaves: Leaves,
+    play: str | None = None,
+    score: int | None = None,
+    exchanged: int = 0,
+    margin: float = MARGIN,
+    threads: int = 1,
+    budget_s: float | None = None,
+    max_racks: int = MAX_RACKS,
+    top: int = TOP,
+) -> Inference:
+    """What the opponent kept with the move that led to `board`, as the player to move
+    (holding `rack`) reads it: `play` (its tiles on `board`; see board_before) scoring
+    `score`, or an exchange of `exchanged` tiles. The inference a simulation draws the
+    opponent's rack from (engine.simulate)."""
+    before = board_before(board, play) if play is not None else board
+    return infer(
+        solver, before, leaves, play, score=score, exchanged=exchanged, observer=rack,
+        margin=margin, threads=threads, budget_s=budget_s, max_racks=max_racks, top=top,
+    )  # fmt: skip
 
 
 def _known(rules: Ruleset, pool: list[int], common: dict) -> Inference:

@@ -28,7 +28,8 @@ from .solver import Solver
 
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
 # to make, or None to exchange (when the bag allows) or pass. One with a true `wants_lead`
-# attribute is also given `lead=`: its score minus the best other player's.
+# attribute is also given `lead=`: its score minus the best other player's; one with a
+# true `wants_last`, `last=`: the previous move and the board before it (None at the start).
 Policy = Callable[[Solver, Board, str, int], "Move | None"]
 
 
@@ -99,6 +100,7 @@ class EndgamePlayer:
         self.seconds = seconds
         self.budget = budget
         self.wants_lead = getattr(inner, "wants_lead", False)
+        self.wants_last = getattr(inner, "wants_last", False)
         self.solved = 0
 
     @property
@@ -106,13 +108,12 @@ class EndgamePlayer:
         return getattr(self.inner, "plays_generated", 0)
 
     def __call__(
-        self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0
+        self, solver: Solver, board: Board, rack: str, bag_size: int, **asked
     ) -> Move | None:
+        """`asked`: what the inner policy wants (lead=, last=), passed on to it."""
         others = _opponent_tiles(solver, board, rack) if bag_size == 0 else ()
         if not 0 < len(others) <= solver.rules.rack_size:
-            if self.wants_lead:
-                return self.inner(solver, board, rack, bag_size, lead=lead)
-            return self.inner(solver, board, rack, bag_size)
+            return self.inner(solver, board, rack, bag_size, **asked)
         seconds = self.seconds
         if self.budget is not None:
             left = self.budget()
@@ -268,6 +269,7 @@ def play_game(
         distribution[BLANK] = rules.blanks
     scoreless = 0
     player = 0
+    last: tuple[Board, Move] | None = None
     while True:
         rack = racks[player]
         rack_text = _rack_text(rules, rack)
@@ -275,11 +277,15 @@ def play_game(
             budget()
         started = time.perf_counter()
         policy = policies[player]
+        asked: dict = {}
         if getattr(policy, "wants_lead", False):
-            lead = game.scores[player] - max(s for i, s in enumerate(game.scores) if i != player)
-            move = policy(solver, board, rack_text, len(bag), lead=lead)
-        else:
-            move = policy(solver, board, rack_text, len(bag))
+            asked["lead"] = game.scores[player] - max(
+                s for i, s in enumerate(game.scores) if i != player
+            )
+        if getattr(policy, "wants_last", False):
+            asked["last"] = last
+        move = policy(solver, board, rack_text, len(bag), **asked)
+        before = board
         game.move_times.append(time.perf_counter() - started)
         if move is not None and move.kind == "play":
             if check:
@@ -304,6 +310,7 @@ def play_game(
             move = Move(0, -1, -1, "", "", (), PASS)
         game.scores[player] += move.score
         game.turns.append(Turn(player, rack_text, move, game.scores[player]))
+        last = (before, move)
         scoreless = scoreless + 1 if move.score == 0 else 0
         if check:
             _check_state(rules, board, bag, racks, distribution)

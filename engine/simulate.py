@@ -14,6 +14,11 @@ of the draw). So iterations can be split across processes or machines in any way
 merged back into exactly the same answer: a job returns each candidate's value for each
 of its iterations, and the statistics are computed from them in iteration order.
 
+With an inference of what the opponent kept with their last move (engine.inference), an
+iteration draws that leave first, by its chance (its own generator, seeded "S:i:infer"),
+and the rest of the opponent's rack and the bag from the tiles left; an empty inference
+(no rack explains the move) draws as if nothing were known.
+
 The playouts run in the C core (playout.h), one call per iteration for every candidate;
 `_playout` here is their reference. Each also reports the tiles still unplayed where it
 stopped, so the win rate is a win model's chance (engine.winpct) rather than the share of
@@ -25,10 +30,12 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 from .board import Board, letter_cell
 from .endgame import endgame_value, static_choice
@@ -40,6 +47,9 @@ from .rules import BLANK, Ruleset
 from .seeding import shuffle_tiles
 from .solver import Solver
 from .winpct import WinModel, model_for
+
+if TYPE_CHECKING:
+    from .inference import Inference
 
 MAX_CANDIDATES = 50
 MAX_PLIES = 6
@@ -130,11 +140,13 @@ def iterate(
     iterations: range,
     budget: Callable[[], float | None] | None = None,
     unplayed: list[list[int]] | None = None,
+    inference: Inference | None = None,
 ) -> list[list[float]]:
     """values[c][j]: candidate c's value in iteration iterations[j]. `budget`, when given,
     is called before each iteration and raises when no time is left. `unplayed`, when
     given, gets the same shape: the tiles not on the board when each playout stopped (0
-    when a side went out), for the win model."""
+    when a side went out), for the win model. `inference`: what the opponent kept with
+    their last move, the start of their rack in every iteration (tile_order)."""
     if not 1 <= plies <= MAX_PLIES:
         raise InputError(f"plies must be 1..{MAX_PLIES}, not {plies}")
     rules = solver.rules
@@ -148,7 +160,7 @@ def iterate(
     tiles = bytes(unseen_ids)
     for i in iterations:
         left = budget() if budget is not None else None
-        order = shuffle_tiles(f"{seed}:{i}", tiles)  # random.Random(f"{seed}:{i}").shuffle's
+        order = tile_order(seed, i, tiles, inference)
         if native.ready:
             try:
                 got, stopped = native(order, left)
@@ -166,6 +178,26 @@ def iterate(
     if unplayed is not None:
         unplayed[:] = ends
     return values
+
+
+def tile_order(seed: int, i: int, tiles: bytes, inference: Inference | None = None) -> bytes:
+    """Iteration i's unseen `tiles` (tile numbers, blank 0) in the order they come: the
+    opponent's rack first, then the bag. Without an inference (or with an empty one) all of
+    them shuffled (random.Random(f"{seed}:{i}").shuffle's order); with one, a leave it
+    holds, drawn by its chance, then the other tiles shuffled the same way."""
+    if inference is None or inference.empty:
+        return shuffle_tiles(f"{seed}:{i}", tiles)
+    leave = inference.sample(random.Random(f"{seed}:{i}:infer"))
+    rest = bytearray(tiles)
+    for t in leave:
+        at = rest.find(t)
+        if at < 0:
+            raise InputError(
+                "the inference's leaves hold tiles the player to move can see: it was made "
+                "for another position or another watcher"
+            )
+        del rest[at]
+    return bytes(leave) + shuffle_tiles(f"{seed}:{i}", bytes(rest))
 
 
 class _NativePlayouts:
@@ -373,10 +405,12 @@ class Simulation:
         leaves,
         lead: int = 0,
         budget: Callable[[], float | None] | None = None,
+        inference: Inference | None = None,
     ) -> list[CandidateStats]:
-        """Candidates, then rounds of iterations; `budget` is asked before each one."""
+        """Candidates, then rounds of iterations; `budget` is asked before each one;
+        `inference`: what the opponent kept (iterate)."""
         chosen = candidates(solver, board, rack, leaves, self.candidates)
-        return self.run_candidates(solver, board, rack, leaves, chosen, lead, budget)
+        return self.run_candidates(solver, board, rack, leaves, chosen, lead, budget, inference)
 
     def run_candidates(
         self,
@@ -387,6 +421,7 @@ class Simulation:
         chosen: list[Candidate],
         lead: int = 0,
         budget: Callable[[], float | None] | None = None,
+        inference: Inference | None = None,
     ) -> list[CandidateStats]:
         """`run` on candidates of the caller's choosing (annotation adds the play made)."""
 
@@ -394,7 +429,7 @@ class Simulation:
             now = list(range(len(chosen))) if live is None else live
             stopped: list[list[int]] = []
             values = iterate(solver, board, rack, leaves, [chosen[c] for c in now], self.plies,
-                             self.seed, iterations, budget, stopped)  # fmt: skip
+                             self.seed, iterations, budget, stopped, inference)  # fmt: skip
             return values, stopped
 
         model = model_for(solver.rules)
@@ -491,21 +526,37 @@ class SimPlayer:
     """A self-play policy that simulates before each move (engine.selfplay.Policy): the
     best candidate by simulated value, or by chance of winning given its lead in the game
     (settings.rank). Near the end, when the bag cannot refill a rack, it plays like the
-    equity player (the playouts would be all but certain)."""
+    equity player (the playouts would be all but certain). With `infer_racks`, it draws the
+    opponent's rack from what their last move says they kept (engine.inference) whenever
+    that takes no more than `infer_racks` racks to read, uniformly otherwise."""
 
     wants_lead = True  # play_game passes the player's lead (engine.selfplay)
 
     def __init__(
-        self, leaves, settings: Simulation, budget: Callable[[], float | None] | None = None
+        self,
+        leaves,
+        settings: Simulation,
+        budget: Callable[[], float | None] | None = None,
+        infer_racks: int = 0,
     ) -> None:
         self.leaves = leaves
         self.settings = settings
         self.budget = budget  # asked before every iteration (a job's time cap)
+        self.infer_racks = infer_racks
+        self.wants_last = infer_racks > 0  # play_game passes the last move and its board
         self.plays_generated = 0
         self.turn = 0
+        self.inferred = 0  # simulations drawn from an inference, and those drawn uniformly
+        self.uniform = 0  # (the move too costly to read, or explained by no rack)
 
     def __call__(
-        self, solver: Solver, board: Board, rack: str, bag_size: int, lead: int = 0
+        self,
+        solver: Solver,
+        board: Board,
+        rack: str,
+        bag_size: int,
+        lead: int = 0,
+        last: tuple[Board, Move] | None = None,
     ) -> Move | None:
         self.turn += 1
         if bag_size == 0:  # nothing more is drawn: no leave values, going out counts
@@ -522,5 +573,30 @@ class SimPlayer:
             self.settings.seed * 1_000_003 + self.turn, self.settings.round_size,
             self.settings.confidence, self.settings.rank,
         )  # fmt: skip
-        best = settings.run(solver, board, rack, self.leaves, lead, self.budget)[0]
+        inference = self._infer(solver, rack, last) if self.wants_last else None
+        best = settings.run(solver, board, rack, self.leaves, lead, self.budget, inference)[0]
         return next(c.move for c in chosen if c.notation == best.notation)
+
+    def _infer(self, solver: Solver, rack: str, last: tuple[Board, Move] | None):
+        """What the opponent kept with `last`, or None (draw uniformly)."""
+        from .inference import infer
+
+        found = None
+        if last is not None and last[1].kind in (EXCHANGE, "play"):
+            before, move = last
+            play = move.play() if move.kind == "play" else None
+            exchanged = len(parse_rack(solver.rules, move.exchanged)) if play is None else 0
+            seconds = self.budget() if self.budget is not None else None
+            try:
+                found = infer(solver, before, self.leaves, play, score=move.score,
+                              exchanged=exchanged, observer=rack, budget_s=seconds,
+                              max_racks=self.infer_racks, top=0)  # fmt: skip
+            except WorkLimitError:
+                if self.budget is not None:
+                    self.budget()  # the job's own time error when its time is up
+                found = None  # more racks than this player reads
+        if found is None or found.empty:
+            self.uniform += 1
+            return None
+        self.inferred += 1
+        return found

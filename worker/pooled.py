@@ -24,6 +24,7 @@ import msgpack
 
 from anchor.client import protocol as p
 from anchor.engine import Board, Solver, WorkLimitError
+from anchor.engine.inference import Inference
 from anchor.engine.simulate import Candidate, Played, Simulation, iterate, summarize
 from anchor.engine.winpct import model_for
 
@@ -46,6 +47,7 @@ class Setting:
     leaves: object  # Leaves, or a trained model
     chosen: list[Candidate]
     lead: int
+    inference: Inference | None = None  # what the opponent kept (engine.inference)
 
 
 class OutOfTime(Exception):
@@ -56,8 +58,11 @@ class GivenUp(Exception):
     """The client set the pool's stop mark: nobody will read this simulation's answer."""
 
 
-def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p.SimulateResult:
-    """The simulation `request` asks for, its rounds shared through `pools(key, cap)`."""
+def run_pooled(
+    request: p.SimulateRequest, setting: Setting, pools, budget, inferred: dict | None = None
+) -> p.SimulateResult:
+    """The simulation `request` asks for, its rounds shared through `pools(key, cap)`;
+    `inferred`: what the answer says of the inference."""
     settings = Simulation(
         candidates=request.candidates,
         plies=request.plies,
@@ -75,15 +80,17 @@ def run_pooled(request: p.SimulateRequest, setting: Setting, pools, budget) -> p
     try:
         values, alive, ends = settings.schedule(sharer.play, setting.lead, model)
     except OutOfTime:
-        return p.SimulateResult(table, complete=False, merged=sharer.merged)
+        return p.SimulateResult(table, complete=False, merged=sharer.merged, inferred=inferred)
     except GivenUp:
-        return p.SimulateResult(table, complete=False, merged=sharer.merged, stopped=True)
+        return p.SimulateResult(
+            table, complete=False, merged=sharer.merged, stopped=True, inferred=inferred
+        )
     pruned = [not a for a in alive]
     stats = summarize(setting.chosen, values, setting.lead, pruned, ends, model,
                       settings.plies, settings.rank)  # fmt: skip
     rows = [[s.notation, s.score, s.equity, s.iterations, s.mean, s.stdev, s.win_rate, s.pruned]
             for s in stats]  # fmt: skip
-    return p.SimulateResult(table, summary=rows, merged=sharer.merged)
+    return p.SimulateResult(table, summary=rows, merged=sharer.merged, inferred=inferred)
 
 
 @dataclass(slots=True)
@@ -236,7 +243,7 @@ class _Sharer:
         try:
             values = iterate(
                 s.solver, s.board, s.rack, s.leaves, [s.chosen[c] for c in now],
-                self.request.plies, self.request.seed, run, self.budget, stopped,
+                self.request.plies, self.request.seed, run, self.budget, stopped, s.inference,
             )  # fmt: skip
         except WorkLimitError:
             raise OutOfTime from None

@@ -7,6 +7,7 @@ training (a CLI command pays every import at each start)."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
-from anchor.engine import InputError, Solver, WorkLimitError
+from anchor.engine import Board, InputError, Solver, WorkLimitError
 
 from .analysis import analyze_position, engine_position, run_analysis
 from .errors import engine_errors
@@ -92,7 +93,9 @@ def run(
         raise deadline.expired() from None
 
 
-def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None):
+def _policy(
+    name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None, infer_racks=None
+):
     from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy
     from anchor.engine.simulate import SimPlayer, Simulation
 
@@ -100,7 +103,7 @@ def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=Non
         return EquityPlayer(leaves)
     if name == "endgame":
         return EndgamePlayer(EquityPlayer(leaves), budget=budget)
-    if name == "sim":
+    if name in ("sim", "siminfer"):
         settings = Simulation(
             candidates=request.sim_candidates,
             plies=request.sim_plies,
@@ -110,7 +113,8 @@ def _policy(name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=Non
             confidence=0.95,
             rank=request.sim_rank_by,
         )
-        return SimPlayer(leaves, settings, budget)
+        racks = min(request.sim_infer_racks, infer_racks or request.sim_infer_racks)
+        return SimPlayer(leaves, settings, budget, racks if name == "siminfer" else 0)
     return Greedy()
 
 
@@ -132,7 +136,9 @@ def run_selfplay(
             names[seed % len(names) :] + names[: seed % len(names)] if request.alternate else names
         )
         budget = deadline.budget
-        policies = [_policy(name, leaves, request, seed, budget) for name in seated]
+        policies = [
+            _policy(name, leaves, request, seed, budget, limits.infer_racks) for name in seated
+        ]
         try:
             game = play_game(
                 solver,
@@ -171,7 +177,7 @@ def _players_leaves(
             return LeaveModel(solver.rules, request.model)
         except ValueError as exc:
             raise p.ProtocolError(p.BAD_VALUE, str(exc)) from None
-    if {"equity", "sim", "endgame"} & set(request.policies):
+    if {"equity", "sim", "endgame", "siminfer"} & set(request.policies):
         return registry.leaves(request.ruleset, request.lexicon, request.leaves)
     return None
 
@@ -204,8 +210,9 @@ def run_annotate(
         if named and ("/" in named or named.endswith(".kwg")):
             # a file (embedded mode): named as a worker serving it would be (twl06=TWL06.kwg)
             named = PurePath(named).stem.lower()
+        racks = min(request.infer_racks, limits.infer_racks or request.infer_racks)
         annotation = annotate_game(
-            game, solver, request.top, leaves, deadline.budget, sim, lexicon=named
+            game, solver, request.top, leaves, deadline.budget, sim, named, racks
         )
     return p.AnnotateResult(annotation)
 
@@ -341,13 +348,19 @@ def run_simulate(
 
     solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
-    with engine_errors(p.BAD_POSITION):
+    if request.infer_score is not None and request.infer_play is None:
+        raise p.ProtocolError(p.BAD_VALUE, "'infer_score' is the score of 'infer_play': give both")
+    with engine_errors(p.BAD_POSITION), _racks_capped():
         position.playable()
         rack = position.rack
+        inference = _last_move(request, solver, position, leaves, limits, deadline)
         chosen = simulate.candidates(solver, position.board, rack, leaves, request.candidates)
+        inferred = inference.to_dict(INFERRED_TOP) if inference is not None else None
         if request.pool is not None:
-            setting = Setting(solver, position.board, rack, leaves, chosen, position.lead)
-            return run_pooled(request, setting, pools or MEMORY_POOLS, deadline.budget)
+            setting = Setting(
+                solver, position.board, rack, leaves, chosen, position.lead, inference
+            )
+            return run_pooled(request, setting, pools or MEMORY_POOLS, deadline.budget, inferred)
         only = request.only or tuple(range(len(chosen)))
         if any(c >= len(chosen) for c in only):
             raise p.ProtocolError(
@@ -357,10 +370,51 @@ def run_simulate(
         values = simulate.iterate(
             solver, position.board, rack, leaves, [chosen[c] for c in only], request.plies,
             request.seed, range(request.first, request.first + request.iterations),
-            budget=deadline.budget, unplayed=unplayed,
+            budget=deadline.budget, unplayed=unplayed, inference=inference,
         )  # fmt: skip
     table = [[c.notation, c.score, round(c.equity, 3)] for c in chosen]
-    return p.SimulateResult(table, list(only), values, unplayed)
+    return p.SimulateResult(table, list(only), values, unplayed, inferred=inferred)
+
+
+INFERRED_TOP = 5  # leaves a simulation's answer lists of its inference
+
+
+def _last_move(request: p.SimulateRequest, solver, position, leaves, limits, deadline):
+    """The inference a simulation draws the opponent's rack from (None: uniformly). The
+    jobs of one simulation ask a worker for the same one: the last few are kept."""
+    if not request.infers:
+        return None
+    key = (request.infer_play, request.infer_score, request.infer_exchanged,
+           float(request.infer_margin), position.board.cells, position.rack)  # fmt: skip
+    return _inferred(solver, leaves, key, _threads(None, limits.infer_threads),
+                     limits.infer_racks or 1 << 40, _Seconds(deadline))  # fmt: skip
+
+
+class _Seconds:
+    """A deadline as an argument of a cached call: equal to any other (it is not what the
+    answer depends on)."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, deadline: Deadline):
+        self.deadline = deadline
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Seconds)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+@functools.lru_cache(maxsize=4)
+def _inferred(solver, leaves, key: tuple, threads: int, racks: int, seconds: _Seconds):
+    from anchor.engine.inference import infer_last
+
+    play, score, exchanged, margin, cells, rack = key
+    board = Board(solver.rules, cells)
+    return infer_last(solver, board, rack, leaves, play, score, exchanged, margin=margin,
+                      threads=threads, budget_s=seconds.deadline.budget(), max_racks=racks,
+                      top=INFERRED_TOP)  # fmt: skip
 
 
 _RUNS: dict[type, Callable[..., p.Result]] = {

@@ -106,7 +106,9 @@ MAX_SIM_CANDIDATES = 50  # engine/simulate.py
 MAX_SIM_PLIES = 6
 MAX_ENDGAME_PLIES = 64  # engine/endgame.py
 SIM_RANKS = ("spread", "win")  # mean spread, or the win model's chance given the lead
-POLICIES = ("score", "equity", "sim", "endgame")  # endgame: equity, then the solver
+# endgame: equity, then the solver; siminfer: sim, the opponent's rack drawn from what their
+# last move says they kept
+POLICIES = ("score", "equity", "sim", "endgame", "siminfer")
 MAX_SIM_ITERATIONS = 10_000  # per simulate job; a simulation is split into many jobs
 MAX_POOL_PIECES = 64  # a pooled simulation's round is cut into at most this many pieces
 POOL_TTL = 3600  # seconds a pool's Redis keys outlive their last write
@@ -119,6 +121,7 @@ MAX_ENDGAME_THREADS = 64
 MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~1.5 million
 MAX_INFER_THREADS = 64
 MAX_INFER_TOP = 100
+MAX_INFER_MARGIN = 1000  # points (engine/inference.py)
 MAX_SEED = 2**63 - 1
 NAME = (1, 200)  # a ruleset's, lexicon's or leave values' name: characters
 
@@ -391,6 +394,14 @@ class SelfPlayRequest(Kind):
             str, doc="`sim` players rank by mean spread or chance of winning", choices=SIM_RANKS
         ),
     )
+    sim_infer_racks: int = field(
+        default=100_000,
+        metadata=wire(
+            int, 1, MAX_INFER_RACKS,
+            "`siminfer` players: racks an inference may read (more: drawn uniformly); "
+            "infer_racks caps it",
+        ),
+    )  # fmt: skip
 
     KIND = "selfplay"
 
@@ -434,12 +445,25 @@ class AnnotateRequest(Kind):
         metadata=wire(str, doc="what the simulated rows rank by", choices=SIM_RANKS),
     )
 
+    infer_racks: int = field(
+        default=0,
+        metadata=wire(
+            int, 0, MAX_INFER_RACKS,
+            "each play's rack inference, reading at most this many racks (0: none); "
+            "infer_racks caps it",
+        ),
+    )  # fmt: skip
+
     KIND = "annotate"
 
     def validate(self, limits: Limits) -> None:
         if self.sim_iterations and self.leaves is None:
             raise ProtocolError(
                 BAD_VALUE, "'sim_iterations' needs 'leaves': the simulated players rank by equity"
+            )
+        if self.infer_racks and self.leaves is None:
+            raise ProtocolError(
+                BAD_VALUE, "'infer_racks' needs 'leaves': a move is read by its equity"
             )
 
 
@@ -493,6 +517,28 @@ class SimulateRequest(Kind):
         default=1,
         metadata=wire(int, 1, MAX_POOL_PIECES, "with `pool`: pieces a round is cut into"),
     )
+    infer_play: str | None = field(
+        default=None,
+        metadata=wire(
+            str, 1, 64, "the opponent's last play, on the board ('8D WO(R)D'): draw their "
+            "rack from what it says they kept",
+        ),
+    )  # fmt: skip
+    infer_score: int | None = field(
+        default=None,
+        metadata=wire(int, 0, 1 << 20, "with `infer_play`: its score; nil: as the board scores it"),
+    )
+    infer_exchanged: int = field(
+        default=0,
+        metadata=wire(int, 0, 16, "the opponent's last move was an exchange of this many tiles"),
+    )
+    infer_margin: float = field(
+        default=5.0,
+        metadata=wire(
+            (int, float), -MAX_INFER_MARGIN, MAX_INFER_MARGIN,
+            "with an inference: points of equity their move may give up",
+        ),
+    )  # fmt: skip
 
     KIND = "simulate"
 
@@ -500,7 +546,16 @@ class SimulateRequest(Kind):
         _normalise(self, "only", tuple(sorted(set(self.only))))
         _normalise(self, "confidence", float(self.confidence))
 
+    @property
+    def infers(self) -> bool:
+        """Whether the opponent's rack is drawn from an inference of their last move."""
+        return self.infer_play is not None or self.infer_exchanged > 0
+
     def validate(self, limits: Limits) -> None:
+        if self.infer_play is not None and self.infer_exchanged:
+            raise ProtocolError(
+                BAD_VALUE, "'infer_play' and 'infer_exchanged' together: the last move was one"
+            )
         if any(c >= self.candidates for c in self.only):
             raise ProtocolError(
                 BAD_VALUE, f"'only' must list candidate numbers 0..{self.candidates - 1}"
@@ -643,7 +698,10 @@ class InferRequest(Kind):
         default=None, metadata=wire(str, 0, 64, "the watcher's rack; nil: the CGP's second")
     )
     margin: float = field(
-        default=5.0, metadata=wire((int, float), -1000, 1000, "points of equity a move may give up")
+        default=5.0,
+        metadata=wire(
+            (int, float), -MAX_INFER_MARGIN, MAX_INFER_MARGIN, "points of equity a move may give up"
+        ),
     )
     top: int = field(default=15, metadata=wire(int, 0, MAX_INFER_TOP, "leaves listed"))
     threads: int | None = field(

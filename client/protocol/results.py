@@ -171,6 +171,13 @@ class SimulateResult(Result):
             bool, doc="with `pool`: the pool's stop mark was set (the simulation was given up)"
         ),
     )
+    inferred: dict | None = field(
+        default=None,
+        metadata=wire(
+            dict, doc="with an inference: what it found (as `infer` answers, the 5 likeliest "
+            "leaves); `empty` true: no rack explains the move, the racks were drawn uniformly",
+        ),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

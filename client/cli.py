@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "selfplay",
         "play whole games, checking every invariant",
-        "Play whole games between policies (score, equity, sim, endgame), checking every "
+        "Play whole games between policies (score, equity, sim, siminfer, endgame), checking every "
         "invariant each turn; print the results and, with --out, write each game as GCG.",
         "anchor selfplay --games 100 --policy equity --leaves english.klv2",
         "anchor selfplay --games 4 --policy sim --policy equity --leaves english.klv2 "
@@ -282,8 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         choices=protocol.POLICIES,
         help="a player's policy, once per seat or once for all (default: score); sim "
-        "simulates before every move; endgame plays by equity until the bag is empty, "
-        "then solves the endgame exactly",
+        "simulates before every move; siminfer simulates against what the opponent's last "
+        "move says they kept; endgame plays by equity until the bag is empty, then solves "
+        "the endgame exactly",
     )
     leaves_option(p, LEAVES_BY_LEXICON + ", for equity, sim and endgame players")
     p.add_argument("--alternate", action="store_true", help="rotate seats so who starts alternates")

@@ -192,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--parts",
         type=at_most(1024),
         default=1,
-        help="split the search over this many jobs (workers) after the first play",
+        help="split the search over this many jobs (workers; the endgame's after its first "
+        "play)",
     )
     p.add_argument(
         "--search-threads",
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         "an empty rack and the watcher's rack second.",
         f"anchor infer --cgp {INFER_CGP} --play '4C HO(AX)' --leaves english.klv2",
         f"anchor infer --cgp {INFER_CGP} --exchange 4 --leaves english.klv2 --search-threads 2",
+        f"anchor infer --cgp {INFER_CGP} --exchange 1 --leaves english.klv2 --parts 4",
     )
     ruleset_option(p)
     lexicon_option(p)
@@ -256,6 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=seconds,
                    help="seconds the search may take (past them, an error: an inference is "
                    "all or nothing; default: no limit)")  # fmt: skip
+    p.add_argument(
+        "--parts",
+        type=at_most(protocol.MAX_INFER_PARTS),
+        default=1,
+        help="split the search over this many jobs (workers; the racks dealt out in turn, "
+        "each job's bounded by the worker's --max-infer-racks)",
+    )
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)
     p.set_defaults(func="commands:cmd_infer")

@@ -515,7 +515,10 @@ def cmd_infer(args) -> int:
         play=args.play, score=args.score, exchanged=args.exchange or 0, observer=args.watcher,
         margin=args.margin, top=args.top, threads=threads, seconds=args.budget,
     )  # fmt: skip
-    raw, elapsed = _ask(args, redis_url, request)
+    if args.parts > 1:
+        raw, elapsed = _ask_parts(args, redis_url, request)
+    else:
+        raw, elapsed = _ask(args, redis_url, request)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
@@ -544,6 +547,39 @@ def cmd_infer(args) -> int:
         chance = 100 * leave["chance"]
         print(f"{i:>3}. {kept or '(nothing)':<24} {chance:>6.2f}% {leave['value']:>+7.2f}")
     return 0
+
+
+def _ask_parts(args, redis_url: str | None, request) -> tuple[dict, float]:
+    """One inference dealt out to --parts jobs (each its share of the racks), merged here
+    into the answer one job gives: the result map and the seconds it took."""
+    from anchor.engine.inference import Part, merge_parts
+
+    client = AnalysisClient(
+        redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout)),
+        threads=1 if redis_url else min(args.parts, os.cpu_count() or 1),
+    )  # fmt: skip
+    requests = [dataclasses.replace(request, part=i, parts=args.parts) for i in range(args.parts)]
+    started = time.perf_counter()
+    try:
+        results = client.analyze_many(requests, timeout=args.timeout)
+    except ServiceError as exc:
+        raise AnchorError(str(exc)) from None
+    rules = Ruleset.load(args.ruleset)
+    found = []
+    for raw in results:
+        part = protocol.answer(raw, protocol.InferResult).part
+        if part is None:
+            raise AnchorError("a worker answered a part of an inference with no racks (older?)")
+        try:
+            found.append(Part.from_wire(rules, part))
+        except AnchorError as exc:
+            raise AnchorError(f"a worker's part of the inference: {exc}") from None
+    try:
+        merged = merge_parts(rules, found, args.top)
+    except AnchorError as exc:
+        raise AnchorError(f"the workers' parts of the inference: {exc}") from None
+    answer = protocol.InferResult(merged.to_dict(args.top))
+    return answer.to_wire(0), time.perf_counter() - started
 
 
 def cmd_preendgame(args) -> int:

@@ -32,14 +32,28 @@ typedef struct {
     int alphabet, size;
     uint8_t cur[MAX_RACK];
     uint8_t *tiles;
-    size_t at;
+    size_t at;           /* racks kept */
+    size_t index;        /* racks walked */
+    size_t part, parts;  /* keep the racks of chunks c with c % parts == part */
 } RackWalk;
 
-/* The racks in lexicographic order: tile t or later at position `len`. */
+/* A part's share of n racks: the racks of its chunks (INFER_CHUNK each, dealt in turn). */
+static size_t part_share(size_t n, size_t part, size_t parts) {
+    const size_t chunks = (n + INFER_CHUNK - 1) / INFER_CHUNK;
+    if (part >= chunks) return 0;
+    const size_t mine = (chunks - 1 - part) / parts + 1; /* chunks part, part + parts, ... */
+    const size_t last = part + (mine - 1) * parts;       /* the last may be short */
+    return (mine - 1) * INFER_CHUNK + (n - last * INFER_CHUNK < INFER_CHUNK ? n - last * INFER_CHUNK : INFER_CHUNK);
+}
+
+/* The racks in lexicographic order (tile t or later at position `len`), the part's kept. */
 static void list_racks(RackWalk *w, int len, int from, uint8_t *left) {
     if (len == w->size) {
-        memcpy(w->tiles + w->at * (size_t)w->size, w->cur, (size_t)w->size);
-        w->at++;
+        if ((w->index / INFER_CHUNK) % w->parts == w->part) {
+            memcpy(w->tiles + w->at * (size_t)w->size, w->cur, (size_t)w->size);
+            w->at++;
+        }
+        w->index++;
         return;
     }
     for (int t = from; t <= w->alphabet; t++) {
@@ -325,7 +339,11 @@ static void keep_explaining(const InferArgs *a, int alphabet, InferResult *out) 
 int infer_racks(const Core *g, const Klv *klv, const InferArgs *a, InferResult *out) {
     const Rules *r = &g->rules;
     const int threads = a->threads < 1 ? 1 : a->threads > INFER_MAX_THREADS ? INFER_MAX_THREADS : a->threads;
-    const size_t n = count_racks(a->pool, r->alphabet, a->size, a->max_racks);
+    const size_t parts = a->parts ? a->parts : 1;
+    const size_t most = a->max_racks > SIZE_MAX / 64 / parts ? SIZE_MAX / 64 : a->max_racks * parts;
+    const size_t all_racks = count_racks(a->pool, r->alphabet, a->size, most);
+    if (all_racks > most) return INFER_TOO_MANY;
+    const size_t n = part_share(all_racks, a->part, parts);
     if (n > a->max_racks) return INFER_TOO_MANY;
     out->tried = n;
     const size_t cells = n ? n : 1;
@@ -341,7 +359,7 @@ int infer_racks(const Core *g, const Klv *klv, const InferArgs *a, InferResult *
     if (a->exchanged) memset(out->thrown, 0xFF, n * (size_t)a->exchanged);
     uint8_t left[MAX_LETTERS + 1];
     memcpy(left, a->pool, sizeof left);
-    RackWalk walk = {a->pool, r->alphabet, a->size, {0}, out->tiles, 0};
+    RackWalk walk = {a->pool, r->alphabet, a->size, {0}, out->tiles, 0, 0, a->part, parts};
     list_racks(&walk, 0, 0, left);
     for (size_t i = 0; i < n; i++) out->draws[i] = draws_of(a->pool, out->tiles + i * (size_t)a->size, a->size);
 

@@ -45,6 +45,11 @@ typedef struct {
     int has_deadline;
     struct timespec deadline;        /* CLOCK_MONOTONIC */
     size_t max_racks;                /* more racks to try than this: INFER_TOO_MANY */
+    size_t part, parts;              /* try only the racks of chunks c (INFER_CHUNK racks
+                                      * each, in lexicographic order) with c % parts == part;
+                                      * parts 0 or 1: every rack. The parts' racks, merged in
+                                      * lexicographic order, and their tallies, summed, are
+                                      * the whole answer. */
 } InferArgs;
 
 #define INFER_TOO_MANY 5 /* beside FAIL_MEMORY and FAIL_TIME */
@@ -62,7 +67,7 @@ enum { TALLY_LEAVE, TALLY_THROWN, TALLY_RACK, TALLIES };
 /* The racks that explain the move, in the order tried (the extra tiles ascending, blank
  * first; racks in lexicographic order of those), and the tallies over them. */
 typedef struct {
-    size_t tried;      /* racks judged */
+    size_t tried;      /* racks judged (this part's) */
     size_t count;      /* racks that explain the move: the arrays' length */
     uint8_t *tiles;    /* count * size: each rack's extra tiles */
     uint8_t *verdict;  /* count: INFER_YES or INFER_EXCHANGE */

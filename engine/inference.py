@@ -19,6 +19,7 @@ bag held the ruleset's minimum before the play.
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from array import array
@@ -195,7 +196,114 @@ def infer(
     like '8D WORD' or a Play) scoring `score` (None: as the board scores it; given, it must
     agree), or an exchange of `exchanged` tiles. observer: the rack of the player making the
     inference (those tiles are not the mover's). leaves: the mover's leave values."""
+    _check_top(top)
+    found = infer_part(solver, board, leaves, play, score, exchanged, observer, margin, threads,
+                       budget_s, max_racks)  # fmt: skip
+    return merge_parts(solver.rules, [found], top)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of an inference split over processes (infer_part): the racks of its chunks
+    that explain the move, as the C core lists them (infer.h), with what every part shares.
+    merge_parts makes the Inference of all of them."""
+
+    part: int
+    parts: int
+    common: dict  # move, score, exchanged, margin, unseen, phony
+    pool: tuple[int, ...]  # the tiles the racks are completed from (counts, blank 0)
+    size: int  # tiles each rack holds besides the tiles played
+    tiles: bytes = b""  # `size` a rack
+    verdicts: bytes = b""
+    thrown: bytes = b""  # `exchanged` a rack (exchanges)
+    draws: bytes = b""  # uint64 a rack
+    values: bytes = b""  # float32 a rack
+    hist: bytes = b""
+    tried: int = 0
+    searches: int = 0
+    known: bool = False  # the bag was empty before the move: nothing to judge
+
+    def to_wire(self) -> dict:
+        """The part as plain values (the protocol's `infer` result with `parts`)."""
+        return {
+            "part": self.part, "parts": self.parts, "common": {**self.common,
+            "phony": list(self.common["phony"])}, "pool": list(self.pool), "size": self.size,
+            "tiles": self.tiles, "verdicts": self.verdicts, "thrown": self.thrown,
+            "draws": self.draws, "values": self.values, "hist": self.hist, "tried": self.tried,
+            "searches": self.searches, "known": self.known,
+        }  # fmt: skip
+
+    @classmethod
+    def from_wire(cls, rules: Ruleset, data) -> Part:
+        """A part read back, every field checked (it may come from anyone who can write to
+        the queue); InputError naming what does not fit."""
+        try:
+            common = data["common"]
+            found = cls(
+                int(data["part"]), int(data["parts"]),
+                {"move": str(common["move"]), "score": int(common["score"]),
+                 "exchanged": int(common["exchanged"]), "margin": float(common["margin"]),
+                 "unseen": int(common["unseen"]),
+                 "phony": tuple(str(w) for w in common["phony"])},
+                tuple(int(n) for n in data["pool"]), int(data["size"]), bytes(data["tiles"]),
+                bytes(data["verdicts"]), bytes(data["thrown"]), bytes(data["draws"]),
+                bytes(data["values"]), bytes(data["hist"]), int(data["tried"]),
+                int(data["searches"]), bool(data["known"]),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"an inference part of the wrong shape ({exc})") from None
+        found._check(rules)
+        return found
+
+    def _check(self, rules: Ruleset) -> None:
+        n = len(self.verdicts)
+        x = self.common["exchanged"]
+        width = _MAX_RACK + 1
+        sound = (
+            0 <= self.part < self.parts <= MAX_PARTS
+            and len(self.pool) == rules.size + 1
+            and all(0 <= c <= 255 for c in self.pool)
+            and 0 <= self.size <= rules.rack_size
+            and 0 <= x <= self.size
+            and len(self.tiles) == n * self.size
+            and len(self.thrown) == (n * x if x else 0)
+            and len(self.draws) == 8 * n
+            and len(self.values) == 4 * n
+            and len(self.hist) == 8 * len(_TALLIES) * 2 * (rules.size + 1) * width
+            and all(v in (1, 2) for v in self.verdicts)
+            and all(t <= rules.size for t in self.tiles)
+            and all(t <= rules.size or t == 0xFF for t in self.thrown)
+            and 0 <= self.tried < 1 << 48
+            and 0 <= self.searches <= self.tried
+        )
+        if not sound:
+            raise InputError("an inference part that does not add up (lengths, tiles or counts)")
+
+
+MAX_PARTS = 64
+
+
+def infer_part(
+    solver,
+    board: Board,
+    leaves: Leaves,
+    play: Play | str | None = None,
+    score: int | None = None,
+    exchanged: int = 0,
+    observer: str = "",
+    margin: float = MARGIN,
+    threads: int = 1,
+    budget_s: float | None = None,
+    max_racks: int = MAX_RACKS,
+    part: int = 0,
+    parts: int = 1,
+) -> Part:
+    """Part `part` of `parts` of infer's work (the racks of every parts-th chunk of 16, in
+    the order tried; `max_racks` bounds this part's): what a worker of a fleet answers when
+    one inference is split over several (merge_parts puts them together)."""
     rules: Ruleset = solver.rules
+    if not (isinstance(parts, int) and isinstance(part, int) and 0 <= part < parts <= MAX_PARTS):
+        raise InputError(f"part must be 0..parts-1 and parts 1..{MAX_PARTS}, not {part}/{parts}")
     if (
         not isinstance(margin, int | float)
         or isinstance(margin, bool)
@@ -212,8 +320,6 @@ def infer(
         raise InputError(f"budget_s must be a number of seconds in (0, 1e6], not {budget_s!r}")
     if not isinstance(max_racks, int) or isinstance(max_racks, bool) or not 0 < max_racks < 1 << 48:
         raise InputError(f"max_racks must be a whole number 1..2^48, not {max_racks!r}")
-    if not isinstance(top, int) or isinstance(top, bool) or top < 0:
-        raise InputError(f"top must be a whole number >= 0, not {top!r}")
     if (
         not isinstance(exchanged, int)
         or isinstance(exchanged, bool)
@@ -285,8 +391,9 @@ def infer(
         unseen=total_unseen,
         phony=phony,
     )
+    shared = dict(part=part, parts=parts, common=common, pool=tuple(pool), size=size)
     if bag_before <= 0:  # the bag was empty: the rack was every unseen tile
-        return _known(rules, pool, common)
+        return Part(**shared, known=True)
     if math.comb(sum(pool), size) >= 1 << 63:
         raise InputError(f"the {rules.name} tile set is too large to count its racks exactly")
     nodes, below, values = leaves.graph()
@@ -294,18 +401,65 @@ def infer(
         tiles, verdicts, thrown, draws, vals, hist, tried, searches = solver._generator.infer(  # noqa: SLF001
             board.cells, bytes(pool), bytes(played_counts), size, exchanged, score,
             round(margin * 1000), most, nodes, below, values, threads=threads,
-            budget=budget_s or 0.0, max_racks=max_racks,
+            budget=budget_s or 0.0, max_racks=max_racks, part=part, parts=parts,
         )  # fmt: skip
     except TimeoutError:
         raise WorkLimitError(f"inference ran past its budget of {budget_s:g} s") from None
     except ValueError as exc:
         if "racks to try" in str(exc):
+            each = " in each part" if parts > 1 else ""
             raise WorkLimitError(
-                f"inference would try more than {max_racks:,} racks (a limit of this caller)"
+                f"inference would try more than {max_racks:,} racks{each} (a limit of this "
+                "caller)"
             ) from None
         raise
-    return _result(rules, pool, size, tiles, verdicts, thrown, draws, vals, hist, tried, searches,
-                   common, top)  # fmt: skip
+    return Part(**shared, tiles=tiles, verdicts=verdicts, thrown=thrown or b"", draws=draws,
+                values=vals, hist=hist, tried=tried, searches=searches)  # fmt: skip
+
+
+def _check_top(top) -> None:
+    if not isinstance(top, int) or isinstance(top, bool) or top < 0:
+        raise InputError(f"top must be a whole number >= 0, not {top!r}")
+
+
+def merge_parts(rules: Ruleset, found: list[Part], top: int = TOP) -> Inference:
+    """The Inference of every part of one inference (each part once, all of one move): the
+    racks merged in the order tried, the tallies and counts summed."""
+    _check_top(top)
+    if not found or sorted(f.part for f in found) != list(range(found[0].parts)):
+        raise InputError("the parts of an inference must be each part once")
+    first = found[0]
+    if any((f.parts, f.common, f.pool, f.size, f.known) != (first.parts, first.common, first.pool,
+                                                           first.size, first.known)
+           for f in found):  # fmt: skip
+        raise InputError("the parts of an inference disagree on the move they read")
+    if first.known:
+        return _known(rules, list(first.pool), first.common)
+    size, x = first.size, first.common["exchanged"]
+    if len(found) == 1:
+        f = first
+        return _result(rules, list(f.pool), size, f.tiles, f.verdicts, f.thrown or None, f.draws,
+                       f.values, f.hist, f.tried, f.searches, f.common, top)  # fmt: skip
+
+    def racks(f: Part):
+        for i in range(len(f.verdicts)):
+            yield (f.tiles[i * size : (i + 1) * size], f.verdicts[i],
+                   f.thrown[i * x : (i + 1) * x], f.draws[8 * i : 8 * i + 8],
+                   f.values[4 * i : 4 * i + 4])  # fmt: skip
+
+    merged = list(heapq.merge(*(racks(f) for f in found), key=lambda r: r[0]))
+    hist = array("Q", [0]) * (len(first.hist) // 8)
+    for f in found:
+        part = array("Q")
+        part.frombytes(f.hist)
+        for i, n in enumerate(part):
+            hist[i] += n
+    return _result(
+        rules, list(first.pool), size, b"".join(r[0] for r in merged),
+        bytes(r[1] for r in merged), b"".join(r[2] for r in merged) if x else None,
+        b"".join(r[3] for r in merged), b"".join(r[4] for r in merged), hist.tobytes(),
+        sum(f.tried for f in found), sum(f.searches for f in found), first.common, top,
+    )  # fmt: skip
 
 
 def board_before(board: Board, play: str) -> Board:

@@ -7,7 +7,7 @@
 
 const char infer_doc[] =
     "infer(cells, pool, played, size, exchanged, score, margin, exchange_most, graph, counts,\n"
-    "      values, threads=1, budget=0.0, max_racks=0)\n"
+    "      values, threads=1, budget=0.0, max_racks=0, part=0, parts=1)\n"
     "    -> (tiles, verdicts, thrown, draws, values, hist, tried, searches)\n\n"
     "Every rack of `played` (tile counts, blank 0; empty for an exchange) plus `size` tiles\n"
     "from `pool` (tile counts), judged on the board `cells` with the leave graph\n"
@@ -20,7 +20,9 @@ const char infer_doc[] =
     "(0xFF where none), or None; draws, uint64 each, the ways to draw the extra tiles;\n"
     "values, float32 each, the leave's value. hist: uint64 counts (infer.h, HIST_AT);\n"
     "tried: racks judged. max_racks: more racks than that to try is a ValueError (0: none).\n"
-    "budget: seconds (0: none), TimeoutError past it.";
+    "budget: seconds (0: none), TimeoutError past it. part/parts: only the racks of the\n"
+    "chunks of 16 dealt to `part` in turn (max_racks bounds those); the parts' racks merged\n"
+    "in lexicographic order and their hist and tried summed are the whole answer.";
 
 /* A tile-count buffer of the ruleset's size, copied out; -1 with a ValueError otherwise. */
 static int read_counts(const Rules *r, const Py_buffer *view, const char *what, uint8_t *out, int *total) {
@@ -37,15 +39,16 @@ static int read_counts(const Rules *r, const Py_buffer *view, const char *what, 
 
 PyObject *Generator_infer(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "pool", "played", "size", "exchanged", "score", "margin", "exchange_most",
-                            "graph", "counts", "values", "threads", "budget", "max_racks", NULL};
+                            "graph", "counts", "values", "threads", "budget", "max_racks", "part", "parts",
+                            NULL};
     Py_buffer cells, pool, played, graph, counts, values;
     int size, exchanged, score, exchange_most, threads = 1;
     long long margin;
-    unsigned long long max_racks = 0;
+    unsigned long long max_racks = 0, part = 0, parts = 1;
     double budget = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*iiiLiy*y*y*|idK", names, &cells, &pool, &played, &size,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*iiiLiy*y*y*|idKKK", names, &cells, &pool, &played, &size,
                                      &exchanged, &score, &margin, &exchange_most, &graph, &counts, &values,
-                                     &threads, &budget, &max_racks))
+                                     &threads, &budget, &max_racks, &part, &parts))
         return NULL;
     const Rules *r = &self->core.rules;
     PyObject *result = NULL;
@@ -62,11 +65,12 @@ PyObject *Generator_infer(Generator *self, PyObject *args, PyObject *kw) {
         (exchanged && played_total) || exchange_most < exchanged || exchange_most > r->rack_size || score < 0 ||
         score > MAX_SCORE || margin < -1000000000LL || margin > 1000000000LL || threads < 1 ||
         threads > INFER_MAX_THREADS || !(budget >= 0.0 && budget <= 1e6) || size > pool_total ||
-        (exchanged && size < exchanged) || max_racks > (1ULL << 48)) {
+        (exchanged && size < exchanged) || max_racks > (1ULL << 48) || parts < 1 || parts > 4096 ||
+        part >= parts) {
         PyErr_Format(PyExc_ValueError,
                      "infer: 0 <= size <= pool, 1 <= played + size <= %d, exchanged 0..%d (none with tiles "
                      "played, at most size), exchange_most exchanged..%d, score 0..%d, |margin| <= 1e9, "
-                     "threads 1..%d, budget 0..1e6 s, max_racks 0..2^48",
+                     "threads 1..%d, budget 0..1e6 s, max_racks 0..2^48, 0 <= part < parts <= 4096",
                      r->rack_size, r->rack_size, r->rack_size, MAX_SCORE, INFER_MAX_THREADS);
         goto out;
     }
@@ -80,6 +84,8 @@ PyObject *Generator_infer(Generator *self, PyObject *args, PyObject *kw) {
     a.has_deadline = budget > 0.0;
     a.deadline = deadline_after(budget);
     a.max_racks = max_racks ? (size_t)max_racks : SIZE_MAX / 64;
+    a.part = (size_t)part;
+    a.parts = (size_t)parts;
     int failed;
     Py_BEGIN_ALLOW_THREADS
     failed = infer_racks(&self->core, &klv, &a, &out);

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from anchor.engine import Board, InputError, Ruleset, Solver, WorkLimitError
 from anchor.engine.gcg import PLAY, read_gcg, replay
-from anchor.engine.inference import infer
+from anchor.engine.inference import Part, infer, infer_part, merge_parts
 from anchor.engine.legality import unseen_counts
 from anchor.engine.notation import format_rack, parse_rack
 
@@ -219,6 +219,11 @@ def test_inference_equals_the_brute_force(small, seed):
     got = infer(solver, board, leaves, play, exchanged=exchanged, observer=observer,
                 margin=margin, threads=threads)  # fmt: skip
     assert got.tried >= len(expected) and got.searches <= got.tried
+    count = 2 + seed % 5  # the same answer dealt out to parts and merged
+    parts = [infer_part(solver, board, leaves, play, exchanged=exchanged, observer=observer,
+                        margin=margin, part=i, parts=count) for i in range(count)]  # fmt: skip
+    merged = merge_parts(rules, parts[::-1])
+    assert merged == got and merged.explaining() == got.explaining()
     if not exchanged:
         leaves_found = dict(got.explaining())
         assert leaves_found == {tiles: d for tiles, (_, _, d) in expected.items()}
@@ -444,13 +449,13 @@ def test_the_server_caps_threads_and_racks(registry, monkeypatch, asked, cap, us
     from anchor.worker.runner import run_request
 
     seen = []
-    original = inference.infer
+    original = inference.infer_part
 
     def spy(*args, **kw):
         seen.append(kw["threads"])
         return original(*args, **kw)
 
-    monkeypatch.setattr(inference, "infer", spy)
+    monkeypatch.setattr(inference, "infer_part", spy)
     fields = {"play": "4C HO(AX)"} | ({"threads": asked} if asked else {})
     limits = p.Limits.unbounded() if cap is None else p.Limits(infer_threads=cap)
     answer = run_request(infer_request(**fields), registry, limits)
@@ -460,6 +465,60 @@ def test_the_server_caps_threads_and_racks(registry, monkeypatch, asked, cap, us
     with pytest.raises(p.ProtocolError) as tight:
         run_request(infer_request(play="4C HO(AX)"), registry, p.Limits(infer_racks=1000))
     assert tight.value.code == p.LIMIT_TOO_LARGE and "1,000 racks" in str(tight.value)
+
+
+def test_parts_merge_into_the_whole_and_each_is_bounded_alone(registry):
+    """An inference dealt out to parts (jobs): each part's racks under the server's cap,
+    the whole over it; merged by the client, the answer of one job."""
+    from anchor.client import protocol as p
+    from anchor.engine import Ruleset
+    from anchor.worker.runner import run_request
+
+    rules = Ruleset.load("english")
+    whole = run_request(infer_request(play="4C HO(AX)"), registry, p.Limits())["inference"]
+    tried = whole["tried"]
+    cap = p.Limits(infer_racks=tried // 2)
+    with pytest.raises(p.ProtocolError) as tight:
+        run_request(infer_request(play="4C HO(AX)"), registry, cap)
+    assert tight.value.code == p.LIMIT_TOO_LARGE
+    parts = []
+    for i in range(3):
+        answer = run_request(infer_request(play="4C HO(AX)", part=i, parts=3), registry, cap)
+        assert not answer.get("inference") and answer["part"]["part"] == i
+        parts.append(Part.from_wire(rules, p.unpack(p.pack(answer))["part"]))
+    assert sum(part.tried for part in parts) == tried
+    merged = merge_parts(rules, parts).to_dict(15)
+    assert merged == whole
+    with pytest.raises(p.ProtocolError, match="'part' must be below 'parts'"):
+        run_request(infer_request(play="4C HO(AX)", part=3, parts=3), registry, cap)
+
+
+def test_parts_that_do_not_add_up_are_refused(small):
+    solver, leaves = small
+    rules = solver.rules
+    rng = random.Random(3)
+    board, mover, watcher, bag = random_position(solver, rng)
+    observer = format_rack(rules, watcher)
+    parts = [infer_part(solver, board, leaves, exchanged=1, observer=observer, part=i, parts=2)
+             for i in range(2)]  # fmt: skip
+    merge_parts(rules, parts)
+    with pytest.raises(InputError, match="each part once"):
+        merge_parts(rules, [parts[0], parts[0]])
+    with pytest.raises(InputError, match="each part once"):
+        merge_parts(rules, parts[:1])
+    other = infer_part(solver, board, leaves, exchanged=2, observer=observer, part=1, parts=2)
+    with pytest.raises(InputError, match="disagree"):
+        merge_parts(rules, [parts[0], other])
+    wire = parts[1].to_wire()
+    odd = b"\x07" * len(wire["verdicts"])
+    for key, bad in (("tiles", wire["tiles"] + b"\x01"), ("verdicts", odd), ("hist", b""),
+                     ("part", 5), ("pool", [1, 2]), ("common", {}), ("draws", "x")):  # fmt: skip
+        if key == "verdicts" and not wire["verdicts"]:
+            continue
+        with pytest.raises(InputError, match="inference part"):
+            Part.from_wire(rules, {**wire, key: bad})
+    with pytest.raises(InputError, match="parts 1..64"):
+        infer_part(solver, board, leaves, exchanged=1, observer=observer, part=2, parts=2)
 
 
 def test_bad_infer_requests_are_refused(registry):
@@ -504,5 +563,8 @@ def test_cli_infer_prints_the_letters_and_leaves(capsys):
     assert main([*args, "--exchange", "4", "--search-threads", "2", "--top", "3"]) == 0
     out = capsys.readouterr().out
     assert "an exchange of 4 (0 points)" in out
+    assert main([*args, "--play", "4C HO(AX)", "--parts", "3", "--json"]) == 0
+    three = __import__("json").loads(capsys.readouterr().out)["inference"]
+    assert three == one
     assert main([*args, "--play", "4C HO(AX)", "--score", "30"]) == 2
     assert "scores 28 on this board, not 30" in capsys.readouterr().err

@@ -306,3 +306,35 @@ def test_a_random_record_turns_leave_is_sampled_from_explaining_racks(solver, le
         explaining = {leave for leave, _ in found.explaining()}
         for _ in range(20):
             assert found.sample(rng) in explaining
+
+
+@pytest.mark.service  # redis-server and workers (not in `make test-fast`)
+def test_an_inference_dealt_out_to_the_fleet_is_the_one_process_answer(
+    server, queue, workers, capsys
+):
+    """`anchor infer --parts 2` through two workers: each judges its chunks of racks, the
+    client merges them into what one process answers."""
+    from anchor.client.cli import main
+
+    workers(None, "--leaves", f"twl06={KLV2}", "--max-infer-racks", "9000")
+    workers(None, "--leaves", f"twl06={KLV2}", "--max-infer-racks", "9000")
+    board = CGP.split()[0]
+    before = board_before(parse_cgp(ENGLISH, CGP).board, LAST).to_cgp().split()[0]
+    cgp = f"{before} /{RACK} 55/148 0"
+    args = ["infer", "--cgp", cgp, "--play", LAST, "--lexicon", "twl06", "--leaves", "twl06",
+            "--json", "--redis-url", server.url, "--queue", queue]  # fmt: skip
+    assert main([*args, "--parts", "2"]) == 0
+    fleet = json.loads(capsys.readouterr().out)["inference"]
+    local = infer(Solver(TWL06_LEXICON(), ENGLISH), parse_cgp(ENGLISH, cgp).board,
+                  Leaves.open(KLV2, ENGLISH), LAST, observer=RACK).to_dict(15)  # fmt: skip
+    assert fleet == local and fleet["tried"] > 9000  # more than one worker would take
+    assert main(args) == 0  # whole, it is over each worker's cap: the error answer
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["error"]["code"] == "limit_too_large" and "parts" in refused["error"]["message"]
+    assert board != before
+
+
+def TWL06_LEXICON():  # noqa: N802 - the lexicon the workers serve, opened here
+    from anchor.engine import Lexicon
+
+    return Lexicon.open(TWL06, ENGLISH)

@@ -296,38 +296,45 @@ def run_preendgame(
 def run_infer(
     request: p.InferRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.InferResult:
-    """Rack inference: the racks that explain the mover's move, within the server's caps."""
-    from anchor.engine.inference import infer
+    """Rack inference: the racks that explain the mover's move, within the server's caps
+    (with `parts`, this job's part of them: the server's cap of racks bounds each part)."""
+    from anchor.engine.inference import infer_part, merge_parts
 
     solver, position = engine_position(registry, request, request.cgp)
     leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
     threads = _threads(request.threads, limits.infer_threads)
     seconds = _seconds(request.seconds, deadline)
     observer = request.observer if request.observer is not None else position.opponent or ""
-    with engine_errors(p.BAD_POSITION), _racks_capped():
+    split = "ask for less, split it over jobs (`parts`), or a worker allowing more"
+    with engine_errors(p.BAD_POSITION), _racks_capped(split):
         if position.rack:
             raise InputError(
                 "the CGP's first rack is the player whose move is inferred: leave it empty "
                 "('/WATCHER' gives the watcher's rack)"
             )
-        found = infer(
+        if request.part >= request.parts:
+            raise p.ProtocolError(p.BAD_VALUE, "'part' must be below 'parts'")
+        found = infer_part(
             solver, position.board, leaves, request.play, score=request.score,
             exchanged=request.exchanged, observer=observer, margin=request.margin,
             threads=threads, budget_s=seconds, max_racks=limits.infer_racks or 1 << 40,
-            top=request.top,
+            part=request.part, parts=request.parts,
         )  # fmt: skip
-    return p.InferResult(found.to_dict(request.top))
+        if request.parts > 1:
+            return p.InferResult({}, found.to_wire())
+        inference = merge_parts(solver.rules, [found], request.top)
+    return p.InferResult(inference.to_dict(request.top))
 
 
 @contextmanager
-def _racks_capped() -> Iterator[None]:
+def _racks_capped(advice: str = "ask for less, or a worker allowing more") -> Iterator[None]:
     """An inference over the server's cap of racks is `limit_too_large`, not a timeout."""
     try:
         yield
     except WorkLimitError as exc:
         if "racks" not in str(exc):
             raise
-        why = f"{exc}; ask for less, or a worker allowing more"
+        why = f"{exc}; {advice}"
         raise p.ProtocolError(p.LIMIT_TOO_LARGE, why) from None
 
 

@@ -121,6 +121,7 @@ MAX_ENDGAME_THREADS = 64
 MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~1.5 million
 MAX_INFER_THREADS = 64
 MAX_INFER_TOP = 100
+MAX_INFER_PARTS = 64  # engine/inference.py's MAX_PARTS
 MAX_INFER_MARGIN = 1000  # points (engine/inference.py)
 MAX_SEED = 2**63 - 1
 NAME = (1, 200)  # a ruleset's, lexicon's or leave values' name: characters
@@ -710,6 +711,13 @@ class InferRequest(Kind):
     )
     seconds: float | None = field(
         default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
+    )
+    part: int = field(
+        default=0, metadata=wire(int, 0, MAX_INFER_PARTS - 1, "with `parts`: this job's part")
+    )
+    parts: int = field(
+        default=1,
+        metadata=wire(int, 1, MAX_INFER_PARTS, "> 1: the racks dealt out to this many jobs"),
     )
 
     KIND = "infer"  # a play and an exchange together, or neither: the engine's bad_position

@@ -220,6 +220,10 @@ class InferResult(Result):
         default_factory=dict,
         metadata=wire(dict, doc="`kept`, `leaves`, `thrown`, `racks`, counts (PROTOCOL.md, infer)"),
     )
+    part: dict | None = field(
+        default=None,
+        metadata=wire(dict, doc="with `parts` > 1 (`inference` empty): this part's racks, raw"),
+    )
 
 
 RESULTS: dict[str, type[Result]] = {

@@ -192,8 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--parts",
         type=at_most(1024),
         default=1,
-        help="split the search over this many jobs (workers; the endgame's after its first "
-        "play)",
+        help="split the search over this many jobs (workers; the endgame's after its first play)",
     )
     p.add_argument(
         "--search-threads",

@@ -246,7 +246,7 @@ def _inferred_line(inferred: dict) -> str:
             "equity within the margin): the opponent's racks were drawn uniformly"
         )
     kept = inferred["kept"]
-    leaves = ", ".join(f"{k['leave'] or '-'} {100 * k['chance']:.1f}%" for k in inferred["leaves"])
+    leaves = ", ".join(f"{k['leave'] or '-'} {100 * k['chance']:.2g}%" for k in inferred["leaves"])
     return (
         f"inference: {kept['racks']:,} leaves explain {inferred['move']} "
         f"({kept['draws']:,} draws); likeliest {leaves}"

@@ -172,6 +172,8 @@ def cmd_annotate(args) -> int:
         raise AnchorError("--sim-iterations needs --leaves: the simulated players rank by equity")
     if args.infer_racks and not args.leaves:
         raise AnchorError("--infer-racks needs --leaves: a move is read by its equity")
+    if args.infer_racks > protocol.MAX_INFER_RACKS:
+        raise AnchorError(f"--infer-racks is at most {protocol.MAX_INFER_RACKS:,}")
     out = _output_folder(args.out)
     files: list[tuple[str, Path]] = []
     for given in args.paths:

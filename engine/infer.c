@@ -139,9 +139,10 @@ static int exchange_first(int alphabet, const uint8_t *x, int nx, const uint8_t 
     return 0;
 }
 
-/* The best exchange of at most `most` tiles from `rack`, by the worth of what it keeps:
+/* The best exchange of `least` to `most` tiles from `rack`, by the worth of what it keeps:
  * its worth in thousandths, tiles put back (counts) and how many. */
-static int64_t best_exchange(const Worker *w, const uint8_t *rack, size_t keys, int most, uint8_t *back, int *size) {
+static int64_t best_exchange(const Worker *w, const uint8_t *rack, size_t keys, int least, int most, uint8_t *back,
+                             int *size) {
     const Rules *r = &w->g->rules;
     uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
     int distinct = rack_distinct(r, rack, tile);
@@ -150,7 +151,7 @@ static int64_t best_exchange(const Worker *w, const uint8_t *rack, size_t keys, 
     while (next_subrack(used, tile, distinct, rack)) {
         int n;
         size_t key = subrack_key(used, tile, distinct, w->steps, &n);
-        if (n > most) continue;
+        if (n < least || n > most) continue;
         const int64_t v = milli(key < keys ? w->table[key] : 0.0f);
         uint8_t these[MAX_LETTERS + 1] = {0};
         for (int d = 0; d < distinct; d++) these[tile[d]] = used[d];
@@ -195,7 +196,7 @@ static int judge(Worker *w, size_t i) {
     } else {
         uint8_t back[MAX_LETTERS + 1] = {0};
         int thrown = 0;
-        const int64_t exchange = best_exchange(w, rack, keys, a->exchange_most, back, &thrown);
+        const int64_t exchange = best_exchange(w, rack, keys, 1, a->exchange_most, back, &thrown);
         const int as_made = thrown == a->exchanged;
         /* the best move is worth at least the best exchange: past the margin, only the
          * exchange made can be it, and a play would have to beat that (most racks end
@@ -209,12 +210,19 @@ static int judge(Worker *w, size_t i) {
             verdict = play <= a->margin ? INFER_YES : INFER_NO;
         } else if (as_made) {
             verdict = INFER_EXCHANGE;
+        } else {
+            verdict = exchange <= a->margin ? INFER_YES : INFER_NO;
+        }
+        if (verdict != INFER_NO) {
+            /* what it kept: the exchange made, or (a rack whose best move was another, within
+             * the margin) its best exchange of that many tiles */
+            int64_t kept = exchange;
+            if (verdict == INFER_YES)
+                kept = best_exchange(w, rack, keys, a->exchanged, a->exchanged, back, &thrown);
             uint8_t *to = out->thrown + i * (size_t)a->exchanged;
             for (int t = 0, n = 0; t <= r->alphabet; t++)
                 for (int c = 0; c < back[t]; c++) to[n++] = (uint8_t)t;
-            out->value[i] = (float)((double)exchange / 1000.0);
-        } else {
-            verdict = exchange <= a->margin ? INFER_YES : INFER_NO;
+            out->value[i] = (float)((double)kept / 1000.0);
         }
     }
 judged:

@@ -71,11 +71,11 @@ typedef struct {
     size_t count;      /* racks that explain the move: the arrays' length */
     uint8_t *tiles;    /* count * size: each rack's extra tiles */
     uint8_t *verdict;  /* count: INFER_YES or INFER_EXCHANGE */
-    uint8_t *thrown;   /* exchanges, count * exchanged: the best exchange's tiles (INFER_EXCHANGE;
-                        * else 0xFF) */
+    uint8_t *thrown;   /* exchanges, count * exchanged: the exchange's tiles (INFER_EXCHANGE: the
+                        * rack's best move; INFER_YES: its best exchange of that many tiles) */
     uint64_t *draws;   /* count: the ways the extra tiles are drawn from the pool */
-    float *value;      /* count: plays, the extra tiles' leave value; exchanges, what the best
-                        * exchange keeps (INFER_EXCHANGE), else 0 */
+    float *value;      /* count: plays, the extra tiles' leave value; exchanges, the value of what
+                        * `thrown` keeps */
     uint64_t *hist;    /* HIST_SIZE(alphabet) counts (HIST_AT) */
     uint64_t searches; /* racks a search had to look at (the rest were settled before it) */
 } InferResult;

@@ -30,14 +30,14 @@ from itertools import accumulate
 from .board import Board, cell_letter, letter_cell, square_label
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
-from .legality import unseen_counts
+from .legality import check_connected, unseen_counts
 from .notation import Play, format_rack, parse_coordinate, parse_play, parse_rack
 from .rules import Ruleset
 from .scoring import score_play, validate_play
 
 MARGIN = 5.0  # points: MAGPIE's default equity margin
 MAX_MARGIN = 1000.0
-MAX_RACKS = 5_000_000  # racks tried at most (an exchange from a full bag: about 1.5 million)
+MAX_RACKS = 5_000_000  # racks tried at most (an exchange from a full English bag: 3.2 million)
 MAX_THREADS = 64
 TOP = 15  # leaves listed, most likely first
 _TALLIES = ("leave", "thrown", "rack")
@@ -86,8 +86,9 @@ class Kept:
 @dataclass(frozen=True, slots=True)
 class Inference:
     """What the racks that explain one move say. `kept`: the leaves (plays) or the tiles
-    kept (exchanges, from the racks whose best move is that exchange); after an exchange
-    also `thrown` and `racks` (every rack that explains it). `empty`: no rack explains it
+    kept (exchanges, from the racks whose best move is that exchange, as MAGPIE tallies
+    them); after an exchange also `thrown` and `racks` (every rack that explains it; a
+    simulation draws from all of them, explaining()). `empty`: no rack explains it
     (a phony, a mistake, a leave graph the player does not use): simulations then draw
     the opponent's rack as if nothing were known. `known`: the bag was empty before the
     move, so the rack was the unseen tiles, nothing inferred. `phony`: the play's words the
@@ -112,7 +113,8 @@ class Inference:
 
     @property
     def empty(self) -> bool:
-        return self.kept.draws == 0
+        """No rack explains the move."""
+        return (self.racks or self.kept).draws == 0
 
     def sample(self, rng: random.Random) -> tuple[int, ...]:
         """A leave (tile numbers) drawn with its chance; () when the inference is empty."""
@@ -123,8 +125,9 @@ class Inference:
 
     def explaining(self) -> list[tuple[tuple[int, ...], int]]:
         """Every leave (tile numbers, ascending, blank 0) that explains the move and the ways
-        it is drawn, in the order tried; after an exchange, what each rack whose best move
-        is that exchange keeps (a leave once for each such rack)."""
+        it is drawn, in the order tried; after an exchange, what each rack that explains it
+        kept (the exchange made when it was the rack's best move, else the rack's best
+        exchange of that many tiles: a leave once for each rack). What `sample` draws."""
         width, tiles, cumulative = self._width, self._tiles, self._cumulative
         before = [0, *cumulative[:-1]]
         return [
@@ -409,8 +412,7 @@ def infer_part(
         if "racks to try" in str(exc):
             each = " in each part" if parts > 1 else ""
             raise WorkLimitError(
-                f"inference would try more than {max_racks:,} racks{each} (a limit of this "
-                "caller)"
+                f"inference would try more than {max_racks:,} racks{each}"
             ) from None
         raise
     return Part(**shared, tiles=tiles, verdicts=verdicts, thrown=thrown or b"", draws=draws,
@@ -510,7 +512,16 @@ def board_before(board: Board, play: str) -> Board:
         raise InputError(
             f"play {play!r} lays no tile: the letters it played through go in parentheses"
         )
-    return Board(board.rules, bytes(cells))
+    before = Board(board.rules, bytes(cells))
+    try:
+        check_connected(before)
+    except InputError as exc:
+        reason = str(exc).split(":")[0]
+        raise InputError(
+            f"{play} cannot have been the last move on this board: without its tiles, "
+            f"{reason} (give the last move, the letters it played through in parentheses)"
+        ) from None
+    return before
 
 
 def infer_last(
@@ -608,19 +619,21 @@ def _result(
         )  # fmt: skip
         return Inference(**common, tried=tried, searches=searches, kept=kept, leaves=listed,
                          _tiles=sample_tiles, _width=width, _cumulative=cumulative)  # fmt: skip
-    # exchanges: what the racks whose best move is that exchange kept, by leave
+    # exchanges: the leaves listed are what the racks whose best move is that exchange kept
+    # (MAGPIE's); a simulation draws from every rack that explains it, each keeping what
+    # its best exchange of that many tiles keeps
     width = size - width_x
     by_leave: dict[bytes, list] = {}
     sample = bytearray()
     sample_weights = []
     for i in range(n):
-        if verdicts[i] != 2:
-            continue
         rack = tiles[i * size : (i + 1) * size]
         back = thrown[i * width_x : (i + 1) * width_x]
         keep = _minus(rack, back)
         sample += keep
         sample_weights.append(weights[i])
+        if verdicts[i] != 2:
+            continue
         entry = by_leave.setdefault(keep, [0, float(values[i]), {}])
         entry[0] += weights[i]
         entry[2][back] = entry[2].get(back, 0) + weights[i]

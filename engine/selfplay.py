@@ -29,7 +29,8 @@ from .solver import Solver
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
 # to make, or None to exchange (when the bag allows) or pass. One with a true `wants_lead`
 # attribute is also given `lead=`: its score minus the best other player's; one with a
-# true `wants_last`, `last=`: the previous move and the board before it (None at the start).
+# true `wants_last`, `last=`: the previous move and the board before it (None at the start,
+# and in games of more than two players).
 Policy = Callable[[Solver, Board, str, int], "Move | None"]
 
 
@@ -282,8 +283,8 @@ def play_game(
             asked["lead"] = game.scores[player] - max(
                 s for i, s in enumerate(game.scores) if i != player
             )
-        if getattr(policy, "wants_last", False):
-            asked["last"] = last
+        if getattr(policy, "wants_last", False):  # (two players: the last move is the other's)
+            asked["last"] = last if players == 2 else None
         move = policy(solver, board, rack_text, len(bag), **asked)
         before = board
         game.move_times.append(time.perf_counter() - started)

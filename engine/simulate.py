@@ -542,6 +542,8 @@ class SimPlayer:
         self.leaves = leaves
         self.settings = settings
         self.budget = budget  # asked before every iteration (a job's time cap)
+        if infer_racks and not hasattr(leaves, "graph"):
+            raise InputError("an inferring player reads moves with leave values (a KLV2 file)")
         self.infer_racks = infer_racks
         self.wants_last = infer_racks > 0  # play_game passes the last move and its board
         self.plays_generated = 0

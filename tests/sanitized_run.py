@@ -215,13 +215,19 @@ for bad in (b"\0" * (16 << 10), memoryview(bytearray(16 << 10))[::2], 7):
         pass
 # rack inference: plays and an exchange on one and three threads, racks and time capped
 # mid-run, and buffers and counts that do not fit
-from anchor.engine.inference import infer  # noqa: E402
+from anchor.engine.inference import infer, infer_part  # noqa: E402
 
 josh = parse_cgp(rules, next(x for x in lines if x.strip() and not x.startswith("#")))
 for play, exchanged, threads in (("11D TIE", 0, 1), ("11D TIE", 0, 3), (None, 7, 3)):
     try:
         infer(solver, josh.board, leaves, play, exchanged=exchanged, observer=josh.racks[0],
               threads=threads, max_racks=20000)  # fmt: skip
+    except WorkLimitError:
+        pass
+for part, parts in ((0, 3), (2, 3), (63, 64)):  # shares, the last one short or empty
+    try:
+        infer_part(solver, josh.board, leaves, "11D TIE", observer=josh.racks[0], threads=2,
+                   max_racks=20000, part=part, parts=parts)  # fmt: skip
     except WorkLimitError:
         pass
 for budget in (0.001, 0.05):

@@ -104,6 +104,14 @@ def test_a_play_not_on_the_board_is_refused_naming_the_square(position, play, wo
         board_before(position.board, play)
 
 
+@pytest.mark.parametrize("play", ["8D WINDY", "E3 JAVE(LI)N", "E3 JAVELIN"])
+def test_a_play_that_was_not_the_last_move_is_refused(position, play):
+    """Taken off, an earlier play (or one written with a played-through letter as laid)
+    leaves tiles that no game could hold: not through the centre, or cut off from it."""
+    with pytest.raises(InputError, match="cannot have been the last move"):
+        board_before(position.board, play)
+
+
 def test_the_inference_read_after_the_play_is_the_one_read_before_it(solver, leaves, position, vox):
     before = board_before(position.board, LAST)
     direct = infer(solver, before, leaves, LAST, score=39, observer=RACK)
@@ -338,3 +346,27 @@ def TWL06_LEXICON():  # noqa: N802 - the lexicon the workers serve, opened here
     from anchor.engine import Lexicon
 
     return Lexicon.open(TWL06, ENGLISH)
+
+
+def test_after_an_exchange_every_explaining_rack_is_drawn(solver, leaves, position):
+    """A rack whose best move was another, within the margin, explains an exchange too: it
+    is drawn keeping its best exchange of that many tiles, not left out (the leaves listed,
+    MAGPIE's, are those of the racks whose best move it was)."""
+    found = infer_last(solver, position.board, RACK, leaves, exchanged=1)
+    assert not found.empty and found.racks.draws > found.kept.draws
+    every = found.explaining()  # a leave once for each rack that keeps it
+    assert sum(d for _, d in every) == found.racks.draws and len(every) == found.racks.racks
+    drawn = {leave for leave, _ in every}
+    assert all(len(leave) == 6 for leave in drawn)
+    rng = random.Random(2)
+    assert all(found.sample(rng) in drawn for _ in range(200))
+
+
+def test_a_model_cannot_read_moves():
+    with pytest.raises(p.ProtocolError, match="'siminfer' reads moves with leave values"):
+        p.decode_request(p.pack({"v": 1, "kind": "selfplay", "policies": ["siminfer", "equity"],
+                                 "model": [0.0] * 54}))  # fmt: skip
+    from anchor.engine.training import LeaveModel
+
+    with pytest.raises(InputError, match="leave values"):
+        SimPlayer(LeaveModel(ENGLISH), Simulation(), infer_racks=10)

@@ -128,7 +128,7 @@ def build_parser() -> Parser:
         ("--max-retries", "retries of a job whose worker died (default: 2)"),
         ("--max-endgame-table-mb", "an endgame's transposition table in MiB (default: 256)"),
         ("--max-endgame-threads", "threads one endgame job searches on (default: 1)"),
-        ("--max-infer-racks", "racks one inference may try (default: 2000000)"),
+        ("--max-infer-racks", "racks one inference job may try (default: 4000000)"),
         ("--max-infer-threads", "threads one inference job runs on (default: 1)"),
     ):
         number = float if "seconds" in flag or "mb" in flag else int

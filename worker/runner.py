@@ -334,7 +334,7 @@ def _racks_capped(advice: str = "ask for less, or a worker allowing more") -> It
     except WorkLimitError as exc:
         if "racks" not in str(exc):
             raise
-        why = f"{exc}; {advice}"
+        why = f"{exc} (the server's infer_racks); {advice}"
         raise p.ProtocolError(p.LIMIT_TOO_LARGE, why) from None
 
 

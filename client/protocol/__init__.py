@@ -118,7 +118,7 @@ MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
 MAX_TOP = 50
 MAX_ENDGAME_THREADS = 64
-MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~1.5 million
+MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~3.2 million
 MAX_INFER_THREADS = 64
 MAX_INFER_TOP = 100
 MAX_INFER_PARTS = 64  # engine/inference.py's MAX_PARTS
@@ -140,7 +140,7 @@ class Limits:
     retries: int = 2  # retries of a job whose worker died
     endgame_table_mb: float | None = 256.0  # an endgame's transposition table, at most
     endgame_threads: int | None = 1  # threads one endgame job searches on (a worker a core)
-    infer_racks: int | None = 2_000_000  # racks one inference may try (MAX_INFER_RACKS)
+    infer_racks: int | None = 4_000_000  # racks one inference may try (MAX_INFER_RACKS)
     infer_threads: int | None = 1  # threads one inference job runs on (a worker a core)
 
     def __post_init__(self) -> None:
@@ -411,6 +411,10 @@ class SelfPlayRequest(Kind):
         _normalise(self, "model", tuple(float(x) for x in self.model))
 
     def validate(self, limits: Limits) -> None:
+        if "siminfer" in self.policies and self.model:
+            raise ProtocolError(
+                BAD_VALUE, "'siminfer' reads moves with leave values ('leaves'), not a 'model'"
+            )
         if self.policies and len(self.policies) not in (1, self.players):
             raise ProtocolError(
                 BAD_VALUE,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -108,9 +109,10 @@ class GameProgress(Progress):
 def _games(results: list[dict]) -> list[protocol.Game]:
     """The games of self-play results; AnchorError naming every job that failed."""
     read = [protocol.read_result(r, protocol.SelfPlayResult) for r in results]
-    failed = [f for f in read if isinstance(f, protocol.Failure)]
+    failed = Counter(f"{f.message} [{f.code}]" for f in read if isinstance(f, protocol.Failure))
     if failed:
-        raise AnchorError("; ".join(f"{f.message} [{f.code}]" for f in failed))
+        why = "; ".join(f"{why} ({n} jobs)" if n > 1 else why for why, n in failed.items())
+        raise AnchorError(f"{sum(failed.values())} of {len(read)} jobs failed: {why}")
     return [g for r in read for g in r.games]
 
 

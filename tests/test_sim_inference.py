@@ -370,3 +370,17 @@ def test_a_model_cannot_read_moves():
 
     with pytest.raises(InputError, match="leave values"):
         SimPlayer(LeaveModel(ENGLISH), Simulation(), infer_racks=10)
+
+
+def test_self_play_names_each_failure_once_with_its_count():
+    """A run whose jobs hit the server's time cap says so once, with how many did."""
+    from anchor.client.games import _games
+    from anchor.engine import AnchorError
+
+    late = {"v": 1, "ok": False, "error": {"code": "timeout", "message": "too slow"}}
+    odd = {"v": 1, "ok": False, "error": {"code": "bad_value", "message": "odd"}}
+    with pytest.raises(AnchorError) as caught:
+        _games([late, late, odd, {"v": 1, "ok": True, "games": []}])
+    text = str(caught.value)
+    assert text.startswith("3 of 4 jobs failed")
+    assert text.count("too slow") == 1 and "(2 jobs)" in text and "odd [bad_value]" in text

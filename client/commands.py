@@ -579,7 +579,8 @@ def _ask_parts(args, redis_url: str | None, request) -> tuple[dict, float]:
     except AnchorError as exc:
         raise AnchorError(f"the workers' parts of the inference: {exc}") from None
     answer = protocol.InferResult(merged.to_dict(args.top))
-    return answer.to_wire(0), time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    return answer.to_wire(elapsed * 1e6), elapsed
 
 
 def cmd_preendgame(args) -> int:

@@ -524,11 +524,17 @@ def cmd_infer(args) -> int:
         return 0
     inf = protocol.answer(raw, protocol.InferResult).inference
     what = inf["move"] if not inf["exchanged"] else f"an exchange of {inf['exchanged']}"
+    explain = inf["racks"] or inf["kept"]  # after an exchange, every rack that explains it
     print(
-        f"{what} ({inf['score']} points), margin {inf['margin']:g}: {inf['kept']['racks']:,} "
-        f"racks explain it ({inf['kept']['draws']:,} draws) of {inf['tried']:,} tried; "
+        f"{what} ({inf['score']} points), margin {inf['margin']:g}: {explain['racks']:,} "
+        f"racks explain it ({explain['draws']:,} draws) of {inf['tried']:,} tried; "
         f"{elapsed:.2f} s"
     )
+    if inf["exchanged"]:
+        print(
+            f"{inf['kept']['racks']:,} of them had it as their best move: what they kept and "
+            "threw back is below"
+        )
     if inf.get("phony"):
         print(f"not in the lexicon: {', '.join(inf['phony'])} (a phony: inferred all the same)")
     if inf["known"]:
@@ -574,6 +580,9 @@ def _ask_parts(args, redis_url: str | None, request) -> tuple[dict, float]:
             found.append(Part.from_wire(rules, part))
         except AnchorError as exc:
             raise AnchorError(f"a worker's part of the inference: {exc}") from None
+    asked = (request.exchanged, float(request.margin))
+    if any((f.common["exchanged"], f.common["margin"]) != asked for f in found):
+        raise AnchorError("a worker answered a part of another inference than the one asked")
     try:
         merged = merge_parts(rules, found, args.top)
     except AnchorError as exc:

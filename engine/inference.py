@@ -24,6 +24,7 @@ import math
 import random
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -42,6 +43,7 @@ MAX_THREADS = 64
 TOP = 15  # leaves listed, most likely first
 _TALLIES = ("leave", "thrown", "rack")
 _MAX_RACK = 16  # infer.h's MAX_RACK: the histogram's stride
+_CHUNK = 16  # infer.h's INFER_CHUNK: racks dealt to a part at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,49 +240,174 @@ class Part:
 
     @classmethod
     def from_wire(cls, rules: Ruleset, data) -> Part:
-        """A part read back, every field checked (it may come from anyone who can write to
-        the queue); InputError naming what does not fit."""
+        """A part read back, every field checked against the others (it may come from
+        anyone who can write to the queue): types, lengths, the racks in the order tried
+        and within the pool, the tiles thrown on their racks, and the draws, tallies and
+        share of racks recomputed; InputError naming what does not fit."""
         try:
-            common = data["common"]
+            common = _fields(data["common"], COMMON_TYPES)
             found = cls(
-                int(data["part"]), int(data["parts"]),
-                {"move": str(common["move"]), "score": int(common["score"]),
-                 "exchanged": int(common["exchanged"]), "margin": float(common["margin"]),
-                 "unseen": int(common["unseen"]),
-                 "phony": tuple(str(w) for w in common["phony"])},
-                tuple(int(n) for n in data["pool"]), int(data["size"]), bytes(data["tiles"]),
-                bytes(data["verdicts"]), bytes(data["thrown"]), bytes(data["draws"]),
-                bytes(data["values"]), bytes(data["hist"]), int(data["tried"]),
-                int(data["searches"]), bool(data["known"]),
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"an inference part of the wrong shape ({exc})") from None
-        found._check(rules)
+                **_fields(data, PART_TYPES),
+                common={**common, "phony": tuple(_text(w) for w in _list(common["phony"]))},
+            )
+            found._check(rules)
+        except (KeyError, TypeError, ValueError, OverflowError, MemoryError) as exc:
+            raise InputError(f"an inference part that does not add up ({exc})") from None
         return found
 
     def _check(self, rules: Ruleset) -> None:
         n = len(self.verdicts)
-        x = self.common["exchanged"]
+        x, size = self.common["exchanged"], self.size
         width = _MAX_RACK + 1
-        sound = (
+        if not (
             0 <= self.part < self.parts <= MAX_PARTS
             and len(self.pool) == rules.size + 1
             and all(0 <= c <= 255 for c in self.pool)
-            and 0 <= self.size <= rules.rack_size
-            and 0 <= x <= self.size
-            and len(self.tiles) == n * self.size
-            and len(self.thrown) == (n * x if x else 0)
+            and 0 <= size <= rules.rack_size
+            and 0 <= x <= size
+            and math.isfinite(self.common["margin"])
+        ):
+            raise ValueError("part, pool, size or margin")
+        if self.known:
+            if n or self.tried or self.tiles or self.hist:
+                raise ValueError("a known rack with racks judged")
+            return
+        if not (
+            len(self.tiles) == n * size
+            and len(self.thrown) == n * x
             and len(self.draws) == 8 * n
             and len(self.values) == 4 * n
             and len(self.hist) == 8 * len(_TALLIES) * 2 * (rules.size + 1) * width
             and all(v in (1, 2) for v in self.verdicts)
-            and all(t <= rules.size for t in self.tiles)
-            and all(t <= rules.size or t == 0xFF for t in self.thrown)
-            and 0 <= self.tried < 1 << 48
+            and (x or all(v == 1 for v in self.verdicts))
             and 0 <= self.searches <= self.tried
-        )
-        if not sound:
-            raise InputError("an inference part that does not add up (lengths, tiles or counts)")
+        ):
+            raise ValueError("lengths, verdicts or counts")
+        if self.tried != _share(_count_racks(self.pool, size), self.part, self.parts):
+            raise ValueError(f"part {self.part} of {self.parts} judged {self.tried} racks")
+        values = array("f")
+        values.frombytes(self.values)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError("a leave value that is not a number")
+        draws = array("Q")
+        draws.frombytes(self.draws)
+        hist = [0] * (len(self.hist) // 8)
+        totals = [[0, 0] for _ in _TALLIES]
+        pool, last = self.pool, None
+        for i in range(n):
+            rack = self.tiles[i * size : (i + 1) * size]
+            if last is not None and rack <= last or list(rack) != sorted(rack):
+                raise ValueError("racks out of the order tried")
+            last = rack
+            held = Counter(rack)
+            if any(c > pool[t] for t, c in held.items()):
+                raise ValueError("a rack of tiles the pool does not hold")
+            d = math.prod(math.comb(pool[t], c) for t, c in held.items())
+            if draws[i] != d:
+                raise ValueError("a rack's draws")
+            if not x:
+                _tally(hist, rules.size, 0, rack, d, totals)
+                continue
+            back = self.thrown[i * x : (i + 1) * x]
+            if list(back) != sorted(back) or Counter(back) - held:
+                raise ValueError("tiles thrown that the rack does not hold")
+            _tally(hist, rules.size, 2, rack, d, totals)
+            if self.verdicts[i] == 2:
+                _tally(hist, rules.size, 0, _minus(rack, back), d, totals)
+                _tally(hist, rules.size, 1, back, d, totals)
+        for kind in range(len(_TALLIES)):
+            for u in range(2):
+                for t in range(rules.size + 1):
+                    at = _hist_at(rules.size, kind, u, t, 0)
+                    hist[at] = totals[kind][u] - sum(hist[at + 1 : at + width])
+        if array("Q", hist).tobytes() != self.hist:
+            raise ValueError("tallies that are not the racks'")
+
+
+PART_TYPES = {
+    "part": int, "parts": int, "pool": tuple, "size": int, "tiles": bytes, "verdicts": bytes,
+    "thrown": bytes, "draws": bytes, "values": bytes, "hist": bytes, "tried": int,
+    "searches": int, "known": bool,
+}  # fmt: skip
+COMMON_TYPES = {
+    "move": str,
+    "score": int,
+    "exchanged": int,
+    "margin": float,
+    "unseen": int,
+    "phony": list,
+}
+
+
+def _fields(data, types: dict) -> dict:
+    """The fields of a wire map, each of exactly its type (a whole number is no float, a
+    bool no number; a list of whole numbers where a tuple is wanted)."""
+    if not isinstance(data, dict):
+        raise TypeError("not a map")
+    out = {}
+    for name, kind in types.items():
+        value = data[name]
+        if kind is float and type(value) is int:
+            value = float(value)
+        if kind is tuple:
+            value = tuple(_whole(v) for v in _list(value))
+        elif kind is int:
+            value = _whole(value)
+        elif type(value) is not kind:
+            raise TypeError(f"{name} is not a {kind.__name__}")
+        out[name] = value
+    return out
+
+
+def _whole(value) -> int:
+    if type(value) is not int or not -(1 << 62) < value < 1 << 62:
+        raise TypeError(f"{value!r} is not a whole number")
+    return value
+
+
+def _list(value) -> list:
+    if not isinstance(value, list | tuple):
+        raise TypeError("not a list")
+    return list(value)
+
+
+def _text(value) -> str:
+    if type(value) is not str:
+        raise TypeError("not text")
+    return value
+
+
+def _hist_at(alphabet: int, kind: int, unique: int, tile: int, k: int) -> int:
+    """infer.h's HIST_AT."""
+    return ((kind * 2 + unique) * (alphabet + 1) + tile) * (_MAX_RACK + 1) + k
+
+
+def _tally(hist: list[int], alphabet: int, kind: int, tiles: bytes, draws: int, totals) -> None:
+    """infer.c's tally: the rack's tiles by how many of each, weighted and once."""
+    for t, k in Counter(tiles).items():
+        hist[_hist_at(alphabet, kind, 0, t, k)] += draws
+        hist[_hist_at(alphabet, kind, 1, t, k)] += 1
+    totals[kind][0] += draws
+    totals[kind][1] += 1
+
+
+def _count_racks(pool: tuple[int, ...], size: int) -> int:
+    """How many multisets of `size` tiles the pool holds (infer.c's count_racks)."""
+    ways = [1] + [0] * size
+    for have in pool:
+        if have:
+            ways = [sum(ways[k - c] for c in range(min(have, k) + 1)) for k in range(size + 1)]
+    return ways[size]
+
+
+def _share(n: int, part: int, parts: int) -> int:
+    """A part's share of n racks: those of chunks part, part + parts, ... (infer.c)."""
+    chunks = -(-n // _CHUNK)
+    if part >= chunks:
+        return 0
+    mine = (chunks - 1 - part) // parts + 1
+    last = part + (mine - 1) * parts
+    return (mine - 1) * _CHUNK + min(_CHUNK, n - last * _CHUNK)
 
 
 MAX_PARTS = 64

@@ -525,13 +525,28 @@ def test_parts_that_do_not_add_up_are_refused(small):
     with pytest.raises(InputError, match="disagree"):
         merge_parts(rules, [parts[0], other])
     wire = parts[1].to_wire()
-    odd = b"\x07" * len(wire["verdicts"])
-    for key, bad in (("tiles", wire["tiles"] + b"\x01"), ("verdicts", odd), ("hist", b""),
-                     ("part", 5), ("pool", [1, 2]), ("common", {}), ("draws", "x")):  # fmt: skip
-        if key == "verdicts" and not wire["verdicts"]:
-            continue
+    Part.from_wire(rules, wire)
+    n, size = len(wire["verdicts"]), wire["size"]
+    assert n >= 2, "a position whose part holds racks to tamper with"
+    swapped = wire["tiles"][size : 2 * size] + wire["tiles"][:size] + wire["tiles"][2 * size :]
+    huge = (2**64 - 1).to_bytes(8, "little") * n
+    nan = b"\x00\x00\xc0\x7f" * n
+    thrown = bytearray(wire["thrown"])
+    thrown[0] = 0xFF
+    for key, bad in (
+        ("tiles", wire["tiles"] + b"\x01"), ("verdicts", b"\x07" * n), ("hist", b""),
+        ("part", 5), ("pool", [1, 2]), ("common", {}), ("draws", "x"), ("tried", float("inf")),
+        ("part", 1.0), ("part", True), ("known", "false"), ("tiles", 10**13), ("tiles", swapped),
+        ("draws", huge), ("values", nan), ("thrown", bytes(thrown)), ("tried", 0),
+        ("hist", b"\xff" * len(wire["hist"])), ("parts", 3), ("searches", -1),
+        ("common", {**wire["common"], "margin": float("nan")}),
+    ):  # fmt: skip
         with pytest.raises(InputError, match="inference part"):
             Part.from_wire(rules, {**wire, key: bad})
+    empty = {**wire, "tiles": b"", "verdicts": b"", "thrown": b"", "draws": b"", "values": b"",
+             "tried": 0, "searches": 0}  # fmt: skip
+    with pytest.raises(InputError, match="inference part"):  # a part that judged nothing
+        Part.from_wire(rules, empty)
     with pytest.raises(InputError, match="parts 1..64"):
         infer_part(solver, board, leaves, exchanged=1, observer=observer, part=2, parts=2)
 

@@ -519,10 +519,10 @@ def cmd_infer(args) -> int:
         raw, elapsed = _ask_parts(args, redis_url, request)
     else:
         raw, elapsed = _ask(args, redis_url, request)
+    inf = protocol.answer(raw, protocol.InferResult).inference  # a refusal: its error, exit 2
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
-    inf = protocol.answer(raw, protocol.InferResult).inference
     what = inf["move"] if not inf["exchanged"] else f"an exchange of {inf['exchanged']}"
     explain = inf["racks"] or inf["kept"]  # after an exchange, every rack that explains it
     print(

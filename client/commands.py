@@ -238,6 +238,12 @@ def _last_move(text: str | None) -> tuple[str | None, int]:
     return None, int(count)
 
 
+def _explained(inference: dict) -> dict:
+    """An inference map's tally of every rack that explains the move (Inference.explained):
+    after an exchange the whole racks, not only those whose best move it was."""
+    return inference.get("racks") or inference["kept"]
+
+
 def _inferred_line(inferred: dict) -> str:
     """What the inference the simulation drew from found, in a line."""
     if inferred.get("empty"):
@@ -245,7 +251,7 @@ def _inferred_line(inferred: dict) -> str:
             f"inference: no rack explains {inferred['move']} (a phony, or not the best by "
             "equity within the margin): the opponent's racks were drawn uniformly"
         )
-    kept = inferred["kept"]
+    kept = _explained(inferred)
     leaves = ", ".join(f"{k['leave'] or '-'} {100 * k['chance']:.2g}%" for k in inferred["leaves"])
     return (
         f"inference: {kept['racks']:,} leaves explain {inferred['move']} "
@@ -524,7 +530,7 @@ def cmd_infer(args) -> int:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
     what = inf["move"] if not inf["exchanged"] else f"an exchange of {inf['exchanged']}"
-    explain = inf["racks"] or inf["kept"]  # after an exchange, every rack that explains it
+    explain = _explained(inf)
     print(
         f"{what} ({inf['score']} points), margin {inf['margin']:g}: {explain['racks']:,} "
         f"racks explain it ({explain['draws']:,} draws) of {inf['tried']:,} tried; "

@@ -13,7 +13,7 @@ from operator import neg
 from .endgame import Table, endgame_value
 from .errors import InputError, WorkLimitError
 from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
-from .inference import Inference
+from .inference import Inference, infer
 from .legality import check_rack, unseen_counts
 from .notation import format_rack, parse_rack
 from .position import Position
@@ -152,8 +152,6 @@ def _inferred(solver: Solver, events: list, index: int, reply: int | None, leave
     """What the maker of turn `index` probably kept, read by the player of `reply` (their
     rack the one the record gives there): the Inference and the turn's `inferred` map
     (the likeliest leaves and letters, or `why` none was read)."""
-    from .inference import infer
-
     if reply is None:
         return None, {"why": "the record does not give the watcher's rack on the next turn"}
     turn, ev = events[index], events[index].event
@@ -178,8 +176,8 @@ def _inferred(solver: Solver, events: list, index: int, reply: int | None, leave
         if o.chances and o.chances[0] > 0
     ]
     return found, {
-        "racks": found.kept.racks,
-        "draws": found.kept.draws,
+        "racks": found.explained.racks,
+        "draws": found.explained.draws,
         "empty": found.empty,
         "known": found.known,
         "leaves": [[k.leave, round(k.chance, 4)] for k in found.leaves],

@@ -114,9 +114,15 @@ class Inference:
     _cumulative: array = field(default_factory=lambda: array("Q"), repr=False, compare=False)
 
     @property
+    def explained(self) -> Tally:
+        """Every rack that explains the move: the leaves after a play, the whole racks
+        after an exchange (of which `kept` tallies those whose best move it was)."""
+        return self.racks or self.kept
+
+    @property
     def empty(self) -> bool:
         """No rack explains the move."""
-        return (self.racks or self.kept).draws == 0
+        return self.explained.draws == 0
 
     def sample(self, rng: random.Random) -> tuple[int, ...]:
         """A leave (tile numbers) drawn with its chance; () when the inference is empty."""

@@ -7,7 +7,7 @@ training (a CLI command pays every import at each start)."""
 
 from __future__ import annotations
 
-import functools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from anchor.client import protocol as p
 from anchor.dictionaries.lexica import DEFAULT_LEXICON
-from anchor.engine import Board, InputError, Solver, WorkLimitError
+from anchor.engine import InputError, Solver, WorkLimitError
 
 from .analysis import analyze_position, engine_position, run_analysis
 from .errors import engine_errors
@@ -389,39 +389,31 @@ INFERRED_TOP = 5  # leaves a simulation's answer lists of its inference
 def _last_move(request: p.SimulateRequest, solver, position, leaves, limits, deadline):
     """The inference a simulation draws the opponent's rack from (None: uniformly). The
     jobs of one simulation ask a worker for the same one: the last few are kept."""
-    if not request.infers:
-        return None
-    key = (request.infer_play, request.infer_score, request.infer_exchanged,
-           float(request.infer_margin), position.board.cells, position.rack)  # fmt: skip
-    return _inferred(solver, leaves, key, _threads(None, limits.infer_threads),
-                     limits.infer_racks or 1 << 40, _Seconds(deadline))  # fmt: skip
-
-
-class _Seconds:
-    """A deadline as an argument of a cached call: equal to any other (it is not what the
-    answer depends on)."""
-
-    __slots__ = ("deadline",)
-
-    def __init__(self, deadline: Deadline):
-        self.deadline = deadline
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Seconds)
-
-    def __hash__(self) -> int:
-        return 0
-
-
-@functools.lru_cache(maxsize=4)
-def _inferred(solver, leaves, key: tuple, threads: int, racks: int, seconds: _Seconds):
     from anchor.engine.inference import infer_last
 
-    play, score, exchanged, margin, cells, rack = key
-    board = Board(solver.rules, cells)
-    return infer_last(solver, board, rack, leaves, play, score, exchanged, margin=margin,
-                      threads=threads, budget_s=seconds.deadline.budget(), max_racks=racks,
-                      top=INFERRED_TOP)  # fmt: skip
+    if not request.infers:
+        return None
+    key = (solver, leaves, request.infer_play, request.infer_score, request.infer_exchanged,
+           float(request.infer_margin), position.board.cells, position.rack)  # fmt: skip
+    with _INFERRED_LOCK:
+        found = _INFERRED.get(key)
+    if found is None:
+        found = infer_last(
+            solver, position.board, position.rack, leaves, request.infer_play,
+            request.infer_score, request.infer_exchanged, margin=request.infer_margin,
+            threads=_threads(None, limits.infer_threads), budget_s=deadline.budget(),
+            max_racks=limits.infer_racks or 1 << 40, top=INFERRED_TOP,
+        )  # fmt: skip
+        with _INFERRED_LOCK:
+            while len(_INFERRED) >= INFERRED_KEPT:
+                _INFERRED.pop(next(iter(_INFERRED)))  # the oldest
+            _INFERRED[key] = found
+    return found
+
+
+INFERRED_KEPT = 4  # inferences a worker keeps (each up to a few MB)
+_INFERRED: dict = {}
+_INFERRED_LOCK = threading.Lock()
 
 
 _RUNS: dict[type, Callable[..., p.Result]] = {

@@ -180,6 +180,35 @@ def top_option(parser, default: int | None) -> None:
     )
 
 
+def preendgame_stages(text: str) -> tuple[tuple[int, int], ...]:
+    """--stages: 'PLIES:N,PLIES:N,...' as ((plies, n), ...); plies 0 is to the end."""
+    from .protocol import MAX_ENDGAME_PLIES, MAX_PREENDGAME_CANDIDATES, MAX_PREENDGAME_STAGES
+
+    stages: list[tuple[int, int]] = []
+    parts = text.split(",")
+    if not 1 <= len(parts) <= MAX_PREENDGAME_STAGES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give 1 to {MAX_PREENDGAME_STAGES} stages as PLIES:N, like 2:32,0:4"
+        )
+    before = MAX_PREENDGAME_CANDIDATES
+    for part in parts:
+        plies, _, n = part.strip().partition(":")
+        if not (plies.isascii() and plies.isdigit() and n.isascii() and n.isdigit()):
+            raise argparse.ArgumentTypeError(f"stage {part!r} is not PLIES:N, like 2:32")
+        plies_n, count = int(plies), int(n)
+        if plies_n > MAX_ENDGAME_PLIES:
+            raise argparse.ArgumentTypeError(
+                f"stage {part!r}: plies must be 0 (to the end) .. {MAX_ENDGAME_PLIES}"
+            )
+        if not 1 <= count <= before:
+            raise argparse.ArgumentTypeError(
+                f"stage {part!r}: N must be 1..{before} (no more than the stage before)"
+            )
+        stages.append((plies_n, count))
+        before = count
+    return tuple(stages)
+
+
 def budget_option(parser) -> None:
     parser.add_argument(
         "--budget",

@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         per_job_option,
         position_options,
         positive,
+        preendgame_stages,
         progress_option,
         ruleset_option,
         seconds,
@@ -210,15 +211,45 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         sub,
         "preendgame",
-        "one tile in the bag: value the top plays by solving every draw's endgame",
-        "With one tile in the bag, value each of the top plays by solving the endgame "
-        "after every tile it might draw, averaged over the unseen tiles.",
-        f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 5 --budget 20",
+        "1 to 4 tiles in the bag: value the top moves over every way the tiles can lie",
+        "With 1 to 4 tiles in the bag, value each of the top moves and the pass over every "
+        "set of tiles the bag may hold (and every order it is drawn in): a move that empties "
+        "the bag by the exact endgame after it, one that does not by each side's top move "
+        "until it is empty, then the endgame. Stages search the endgames deeper as they "
+        "narrow the field; the chances of winning, ties and losses and the mean spread are "
+        "shown for each move.",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 8 --stages 1:8,2:3",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --leaves english.klv2 --stages 1:16,2:4 --json",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --stages 2:8,0:3 --budget 60",
     )
     ruleset_option(p)
     lexicon_option(p)
+    leaves_option(p, "none: candidates and modelled moves by score")
     position_options(p, board=False, required=True)
-    p.add_argument("--candidates", type=positive, default=20, help="plays valued, the top by score")
+    p.add_argument(
+        "--candidates",
+        type=at_most(protocol.MAX_PREENDGAME_CANDIDATES),
+        default=32,
+        help="moves valued (the pass besides), the top by equity with --leaves, else by score",
+    )
+    p.add_argument(
+        "--stages",
+        type=preendgame_stages,
+        default=(),
+        help="PLIES:N,... each stage values the top N of the one before with every endgame "
+        "searched PLIES deep (0: to the end of the game, exact) (default: MAGPIE's "
+        "2:32,3:16,4:8,5:4,6:2)",
+    )
+    p.add_argument(
+        "--no-cut",
+        dest="cut",
+        action="store_false",
+        help="value every move of the last stage fully, even one that cannot win as often as "
+        "the best",
+    )
+    p.add_argument("--search-threads", type=at_most(64), default=None,
+                   help="threads the search runs on (each endgame's; default: one; a worker's "
+                   "--max-endgame-threads, which caps it)")  # fmt: skip
     budget_option(p)
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)

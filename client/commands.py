@@ -598,32 +598,57 @@ def _ask_parts(args, redis_url: str | None, request) -> tuple[dict, float]:
     return answer.to_wire(elapsed * 1e6), elapsed
 
 
+def _depth(plies: int) -> str:
+    """An endgame depth as the pre-endgame's stages give it (0: to the end)."""
+    return "to the end" if plies == 0 else f"{plies} ply" if plies == 1 else f"{plies} plies"
+
+
 def cmd_preendgame(args) -> int:
-    """One tile in the bag: the top plays, each valued by solving the endgame after every
-    possible draw, in-process or by a worker."""
+    """1 to 4 tiles in the bag: the top moves and the pass, each valued over every way the
+    unseen tiles can lie, in-process or by a worker."""
     Ruleset.load(args.ruleset)
     request = protocol.PreendgameRequest(
-        cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, rack=args.rack,
-        candidates=args.candidates, seconds=args.budget,
+        cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, leaves=args.leaves,
+        rack=args.rack, candidates=args.candidates, stages=args.stages, cut=args.cut,
+        threads=args.search_threads, seconds=args.budget,
     )  # fmt: skip
     raw, elapsed = _ask(args, service_url(args), request)
     result = protocol.answer(raw, protocol.PreendgameResult)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))
         return 0
-    state = "every endgame solved" if result.exact else "some endgames not proven in the time given"
+    stages = ", ".join(f"{_depth(plies)} over {n} ({t:.1f} s)" for plies, n, t in result.stages)
+    if result.exact:
+        state = "every endgame solved to the end"
+    else:
+        state = "endgames searched as deep as each stage says"
+    if result.budget_hit:
+        state += "; the time ran out: the last stage finished stands"
+    tiles = "tile" if result.bag == 1 else "tiles"
     print(
-        f"Pre-endgame, one tile in the bag; unseen {result.unseen}: {len(result.plays)} plays, "
-        f"{state}; {result.nodes:,} positions, {elapsed:.2f} s"
+        f"Pre-endgame, {result.bag} {tiles} in the bag; unseen {result.unseen}. "
+        f"Stages: {stages}; {state}; {result.solves:,} endgames, {result.nodes:,} positions, "
+        f"{elapsed:.2f} s"
     )
-    if not result.plays:
-        print("no play for this rack: it can only pass (the bag's tile stays for the opponent)")
-        return 0
-    width = max((len(pl[0]) for pl in result.plays), default=4)
-    print(f"{'':>6}{'play':<{width}}  {'score':>5}  {'mean':>7}  {'win %':>6}  draws (tile: value)")
-    for i, (notation, score, mean, win, draws) in enumerate(result.plays, 1):
-        detail = " ".join(f"{t}{'x' + str(n) if n > 1 else ''}:{v:+d}" for t, n, v in draws)
+    width = max((len(pl["move"]) for pl in result.plays), default=4)
+    print(
+        f"{'':>6}{'move':<{width}}  {'score':>5}  {'win %':>6}  {'tie %':>5}  {'mean':>7}  valued"
+    )
+    for i, pl in enumerate(result.plays, 1):
+        notes = [f"stage {pl['stage']}, {_depth(pl['plies'])}"]
+        if pl["cut"]:
+            notes.append(f"dropped: at most {100 * pl['win_bound']:.1f}% to the end")
+        if pl["modelled"]:
+            notes.append("modelled replies")
         print(
-            f"{i:>4}. {notation:<{width}}  {score:>5}  {mean:>+7.2f}  {100 * win:>5.1f}%  {detail}"
+            f"{i:>4}. {pl['move']:<{width}}  {pl['score']:>5}  {100 * pl['wins']:>5.1f}%  "
+            f"{100 * pl['ties']:>4.1f}%  {pl['mean']:>+7.2f}  {'; '.join(notes)}"
         )
+    if result.plays and len(result.plays[0]["outcomes"]) <= 12:
+        best = result.plays[0]
+        detail = " ".join(
+            f"{bag}{'x' + str(n) if n > 1 else ''}:{value:+.1f}"
+            for bag, n, value, *_ in best["outcomes"]
+        )
+        print(f"{best['move']}, by what the bag holds: {detail}")
     return 0

@@ -252,9 +252,8 @@ class Solver:
         )
 
     def solve_preendgame(self, board: Board, rack: str, **options):
-        """One tile in the bag: the top plays by score, each valued by solving the endgame
-        after every possible draw; `options`: engine.preendgame.solve_preendgame's
-        (candidates, lead, budget_s, table_mb)."""
+        """1 to 4 tiles in the bag: the top moves and the pass, each valued over every way
+        the unseen tiles can lie; `options`: engine.preendgame.solve_preendgame's."""
         from .preendgame import solve_preendgame
 
         self._check_board(board)

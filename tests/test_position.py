@@ -223,7 +223,7 @@ def test_endgame_with_the_opponents_rack_left_out_uses_the_unseen_tiles(registry
 
 
 def test_preendgame_bag_rule_is_the_positions(registry):
-    with pytest.raises(p.ProtocolError, match="needs 1 tile") as info:
+    with pytest.raises(p.ProtocolError, match="needs 1 to 4 tile") as info:
         run(registry, kind="preendgame", cgp=JOSH2, lexicon="twl06")
     assert info.value.code == p.BAD_POSITION
 

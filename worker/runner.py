@@ -272,25 +272,56 @@ def run_endgame(
 def run_preendgame(
     request: p.PreendgameRequest, registry: LexiconRegistry, limits: p.Limits, deadline: Deadline
 ) -> p.PreendgameResult:
-    """A pre-endgame (one tile in the bag), within the job's time."""
-    from anchor.engine.preendgame import BAG_SIZES
+    """A pre-endgame (1 to 4 tiles in the bag), within the job's time and the server's caps
+    on endgame threads and table memory."""
+    from anchor.engine import preendgame
 
     solver, position = engine_position(registry, request, request.cgp, rack=request.rack)
+    leaves = None
+    if request.leaves is not None:
+        leaves = registry.leaves(request.ruleset, request.lexicon, request.leaves)
     seconds = _seconds(request.seconds, deadline)
+    if seconds is not None:
+        seconds = max(0.001, seconds - 0.05)  # leave time to write the answer
+    table_mb = 16.0
+    if limits.endgame_table_mb is not None:
+        table_mb = min(table_mb, limits.endgame_table_mb)
+    stages = tuple((plies or None, n) for plies, n in request.stages) or preendgame.STAGES
     with engine_errors(p.BAD_POSITION):
-        position.preendgame(BAG_SIZES)  # the opponent's rack checked too
+        position.preendgame(preendgame.BAG_SIZES)  # the opponent's rack checked too
         found = solver.solve_preendgame(
             position.board, position.rack, candidates=request.candidates, lead=position.lead,
-            budget_s=seconds,
+            budget_s=seconds, leaves=leaves, scoreless=position.zero_turns, stages=stages,
+            cut=request.cut, threads=_threads(request.threads, limits.endgame_threads),
+            table_mb=table_mb,
         )  # fmt: skip
-    plays = [
-        [pl.move.notation, pl.move.score, round(pl.mean, 3), round(pl.win_rate, 4),
-         [[d.tile, d.count, d.value] for d in pl.draws]]
-        for pl in found.plays
-    ]  # fmt: skip
     return p.PreendgameResult(
-        plays, found.unseen, found.exact, found.nodes, round(found.seconds, 6)
-    )
+        [preendgame_play(pl) for pl in found.plays], found.unseen, found.bag, found.exact,
+        found.nodes, found.solves, round(found.seconds, 6),
+        [[plies or 0, n, round(t, 6)] for plies, n, t in found.stages], found.budget_hit,
+    )  # fmt: skip
+
+
+def preendgame_play(play) -> dict:
+    """One valued candidate as the result carries it (PROTOCOL.md, preendgame)."""
+    return {
+        "move": play.move.notation,
+        "score": play.move.score,
+        "mean": round(play.mean, 4),
+        "wins": round(play.wins, 6),
+        "ties": round(play.ties, 6),
+        "losses": round(play.losses, 6),
+        "exact": play.exact,
+        "modelled": play.modelled,
+        "stage": play.stage,
+        "plies": play.plies or 0,
+        "cut": play.cut,
+        "win_bound": None if play.win_bound is None else round(play.win_bound, 6),
+        "outcomes": [
+            [o.bag, o.count, round(o.value, 4), round(o.wins, 6), round(o.ties, 6), o.exact]
+            for o in play.outcomes
+        ],
+    }
 
 
 def run_infer(

@@ -118,6 +118,8 @@ MAX_GAMES = 100  # per self-play job
 MAX_GCG = 512 * 1024
 MAX_TOP = 50
 MAX_ENDGAME_THREADS = 64
+MAX_PREENDGAME_CANDIDATES = 100  # engine/preendgame.py
+MAX_PREENDGAME_STAGES = 8
 MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~3.2 million
 MAX_INFER_THREADS = 64
 MAX_INFER_TOP = 100
@@ -659,23 +661,60 @@ class EndgameRequest(Kind):
 
 @dataclass(frozen=True, slots=True)
 class PreendgameRequest(Kind):
-    """The pre-endgame with one tile in the bag (kind "preendgame"): each of the top plays
-    by score valued by solving the endgame after every possible draw."""
+    """The pre-endgame, 1 to 4 tiles in the bag (kind "preendgame"): the top candidates
+    and the pass, each valued over every way the unseen tiles can lie, in stages that
+    search the endgames deeper as they narrow the field (PROTOCOL.md, preendgame)."""
 
     cgp: str = field(
         metadata=wire(str, 1, MAX_STRING, "the position (CGP); the mover's rack first")
     )
     ruleset: str = field(default="english", metadata=wire(str, 1, 200, "ruleset name"))
     lexicon: str | None = field(default=None, metadata=wire(str, 1, 200, "lexicon name"))
+    leaves: str | None = field(
+        default=None, metadata=_name("leave values: candidates and modelled moves by equity")
+    )
     rack: str | None = field(default=None, metadata=wire(str, 1, 64, "the rack to move"))
     candidates: int = field(
-        default=20, metadata=wire(int, 1, 100, "plays valued, the top by score")
+        default=32,
+        metadata=wire(int, 1, MAX_PREENDGAME_CANDIDATES, "moves valued (and the pass)"),
+    )
+    stages: tuple = field(
+        default=(),
+        metadata=wire(
+            list, 0, MAX_PREENDGAME_STAGES,
+            "`[plies, n]` each: the top n valued, endgames `plies` deep (0: to the end); "
+            "[] MAGPIE's 2..6 plies over 32..2",
+            items=item(list, 2, 2, items=item(int, 0, MAX_PREENDGAME_CANDIDATES)),
+        ),
+    )  # fmt: skip
+    cut: bool = field(
+        default=True, metadata=wire(bool, doc="drop, in the last stage, what cannot win")
+    )
+    threads: int | None = field(
+        default=None,
+        metadata=wire(
+            int, 1, MAX_ENDGAME_THREADS, "each endgame's threads; nil: endgame_threads, its cap"
+        ),
     )
     seconds: float | None = field(
         default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
     )
 
     KIND = "preendgame"
+
+    def validate(self, limits: Limits) -> None:
+        before = MAX_PREENDGAME_CANDIDATES
+        for i, stage in enumerate(self.stages):
+            plies, n = stage
+            if not (
+                type(plies) is int and 0 <= plies <= MAX_ENDGAME_PLIES
+                and type(n) is int and 1 <= n <= before
+            ):  # fmt: skip
+                raise ProtocolError(
+                    BAD_VALUE, f"'stages[{i}]' must be [plies 0..{MAX_ENDGAME_PLIES}, "
+                    f"candidates 1..{before}] (no more than the stage before), not {list(stage)}",
+                )  # fmt: skip
+            before = n
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,13 +205,17 @@ class EndgameResult(Result):
 
 @dataclass(frozen=True, slots=True)
 class PreendgameResult(Result):
-    plays: list = field(
-        metadata=wire(list, doc="best first: `[notation, score, mean, win rate, draws]`")
-    )
-    unseen: str = field(metadata=wire(str, doc="the opponent's rack and the bag's tile"))
-    exact: bool = field(metadata=wire(bool, doc="every endgame proven"))
-    nodes: int = field(metadata=wire(int, doc="positions searched"))
+    plays: list = field(metadata=wire(list, doc="best first: a map each (PROTOCOL.md, preendgame)"))
+    unseen: str = field(metadata=wire(str, doc="the opponent's rack and the bag's tiles"))
+    bag: int = field(metadata=wire(int, doc="tiles in the bag"))
+    exact: bool = field(metadata=wire(bool, doc="every play's endgames solved to the end"))
+    nodes: int = field(metadata=wire(int, doc="endgame positions searched"))
+    solves: int = field(metadata=wire(int, doc="endgames solved"))
     seconds: float = field(metadata=wire(_NUMBER, doc="time searched"))
+    stages: list = field(metadata=wire(list, doc="`[plies, plays valued, seconds]` a stage run"))
+    budget_hit: bool = field(
+        default=False, metadata=wire(bool, doc="time ran out: the last stage finished stands")
+    )
 
 
 @dataclass(frozen=True, slots=True)

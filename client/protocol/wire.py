@@ -143,7 +143,9 @@ class Wire:
         if float in self.types:
             return "a number"
         if self.items is not None:
-            return f"an array of {self.items.type_name().removeprefix('a ').removeprefix('an ')}s"
+            inner = self.items.type_name().removeprefix("a ").removeprefix("an ")
+            first, _, rest = inner.partition(" of ")  # arrays of arrays of whole numbers
+            return f"an array of {first}s" + (f" of {rest}" if rest else "")
         return " or ".join(_TYPE_NAMES.get(t, "a map") for t in self.types)
 
     def span(self) -> str:
@@ -176,11 +178,17 @@ def wire(
 
 
 def item(
-    types: type | tuple[type, ...], low=None, high=None, *, choices=(), code=BAD_VALUE
+    types: type | tuple[type, ...],
+    low=None,
+    high=None,
+    *,
+    choices=(),
+    code=BAD_VALUE,
+    items: Wire | None = None,
 ) -> Wire:
-    """An array element's Wire."""
+    """An array element's Wire (an array of arrays: `items`, the inner elements')."""
     kinds = types if isinstance(types, tuple) else (types,)
-    return Wire(kinds, low, high, choices=choices, code=code)
+    return Wire(kinds, low, high, choices=choices, items=items, code=code)
 
 
 class Declared:

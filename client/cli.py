@@ -371,6 +371,17 @@ def build_parser() -> argparse.ArgumentParser:
         "racks a turn; 100000 reads all but the longest), and simulate the reply against "
         "it (default: 0, none)",
     )
+    p.add_argument(
+        "--preendgame",
+        nargs="?",
+        const=(),
+        default=None,
+        type=preendgame_stages,
+        metavar="PLIES:N,...",
+        help="value each turn with 1 to 4 tiles in the bag as `anchor preendgame` does, the "
+        "play made among the moves (its stages as there; alone: 1:16,2:4, about a second a "
+        "turn) (default: off)",
+    )
     seed_option(p)
     progress_option(p)
     threads_option(p, processes=True)

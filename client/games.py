@@ -220,6 +220,8 @@ def cmd_annotate(args) -> int:
                 args.seed,
                 args.sim_rank_by,
                 args.infer_racks,
+                args.preendgame is not None,
+                args.preendgame or (),
             )  # fmt: skip
         )
         pending.append(name)

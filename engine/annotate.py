@@ -36,6 +36,10 @@ INFERRED_TOP = 5  # leaves and letters a turn's inference lists
 Budget = Callable[[], "float | None"]  # seconds left for the next search (None: no limit)
 
 
+PREENDGAME_CANDIDATES = 16  # moves a turn's pre-endgame values (the play made and the pass too)
+PREENDGAME_SHOWN = 5
+
+
 def _float32(value: float) -> float:
     """`value` rounded to a C float, the precision of the generator's equities."""
     return struct.unpack("f", struct.pack("f", value))[0]
@@ -50,6 +54,7 @@ def annotate_game(
     sim: Simulation | None = None,
     lexicon: str | None = None,
     infer_racks: int = 0,
+    preendgame: tuple | None = None,
 ) -> dict:
     """A msgpack/JSON-ready map: players, one entry per move line, per-player summary,
     and the lexicon's name (`lexicon`, else the record's #lexicon).
@@ -114,6 +119,10 @@ def annotate_game(
             entry.update(
                 _alternatives(solver, turn, entry, top, leaves, budget, sim, lead, endgames, prior)
             )
+            if preendgame is not None and entry.get("analysed") and entry.get("legal"):
+                advice = _preendgame(solver, turn, entry, leaves, budget, lead, preendgame)
+                if advice is not None:
+                    entry["preendgame"] = advice
         if reads and ev.kind in (PLAY, EXCHANGE):
             reply = _reply(events, index)
             found, entry["inferred"] = _inferred(solver, events, index, reply, leaves, reads,
@@ -129,6 +138,43 @@ def annotate_game(
         "summary": _summary(players, turns),
         "lexicon": lexicon or game.lexicon,
         "source": game.source,
+    }
+
+
+def _preendgame(solver: Solver, turn, entry: dict, leaves, budget, lead: int, stages):
+    """A turn with 1 to 4 tiles in the bag: its pre-endgame, the play made valued beside the
+    candidates; None for any other turn."""
+    from .preendgame import BAG_SIZES, solve_preendgame
+
+    rules = solver.rules
+    bag = len(entry["unseen"]) - rules.rack_size
+    if bag not in BAG_SIZES:
+        return None
+    made = entry["played"]
+    try:
+        found = solve_preendgame(
+            solver, turn.board, turn.event.rack, candidates=PREENDGAME_CANDIDATES, lead=lead,
+            leaves=leaves, stages=stages, also=(made,),
+            budget_s=budget() if budget is not None else None,
+        )  # fmt: skip
+    except WorkLimitError as exc:
+        if budget is not None:
+            budget()  # the job's own time error, when its time is up
+        return {"bag": bag, "why": str(exc)}
+    rows = [
+        [p.move.notation, round(p.wins, 4), round(p.ties, 4), round(p.mean, 2), p.stage,
+         p.plies or 0, p.exact, p.cut]
+        for p in found.plays
+    ]  # fmt: skip
+    played = next((i for i, p in enumerate(found.plays) if p.move.notation == made), None)
+    return {
+        "bag": bag,
+        "best": rows[:PREENDGAME_SHOWN],
+        "made": rows[played] if played is not None else None,
+        "made_rank": None if played is None else played + 1,
+        "exact": found.exact,
+        "budget_hit": found.budget_hit,
+        "seconds": round(found.seconds, 3),
     }
 
 

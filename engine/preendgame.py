@@ -41,6 +41,7 @@ BAG_SIZES = range(1, MAX_BAG + 1)  # the bag sizes this pre-endgame solves (Posi
 # pre-endgame halves its field over the same depths.
 STAGES = ((2, 32), (3, 16), (4, 8), (5, 4), (6, 2))
 EXACT_STAGES = ((2, 32), (None, 4))  # the last stage proves its candidates' values
+QUICK_STAGES = ((1, 16), (2, 4))  # an annotation's turns: seconds at most, most of them
 MAX_STAGES = 8
 PASSED = Move(0, -1, -1, "", "", (), PASS)
 
@@ -315,6 +316,7 @@ def solve_preendgame(
     stages=STAGES,
     cut: bool = True,
     threads: int = 1,
+    also: tuple[str, ...] = (),
 ) -> Preendgame:
     """Value the top `candidates` moves (by equity with `leaves`, else by score; exchanges
     where the bag allows them) and the pass, with 1 to 4 tiles in the bag.
@@ -326,7 +328,8 @@ def solve_preendgame(
     chances of winning). scoreless: scoreless turns already played in a row. budget_s:
     seconds for the whole; when they run out, the last stage finished stands (WorkLimitError
     if the first did not finish). table_mb: the endgame table every solve here shares.
-    threads: each endgame's search threads."""
+    threads: each endgame's search threads. also: moves (notation) valued in every stage
+    whatever their rank, like the play a record made; one the rack cannot make is left out."""
     rules = solver.rules
     if (
         isinstance(candidates, bool)
@@ -360,6 +363,8 @@ def solve_preendgame(
     )  # fmt: skip
     if not any(m.kind == PASS for m in moves):
         moves.append(PASSED)  # the pass is always a candidate, past the count
+    pass_index = next(i for i, m in enumerate(moves) if m.kind == PASS)
+    kept_in = _also(solver, board, rack, moves, also, rules.max_exchange(k))
     total = comb(len(unseen), k)
 
     def modelled(move: Move) -> bool:
@@ -372,8 +377,9 @@ def solve_preendgame(
     for number, (plies, keep) in enumerate(stages, 1):
         last = number == len(stages)
         field_ = order[:keep]
-        if number == 1 and len(moves) - 1 not in field_:
-            field_.append(len(moves) - 1)  # the pass is valued in the first stage
+        if number == 1 and pass_index not in field_:
+            field_.append(pass_index)  # the pass is valued in the first stage
+        field_ += [i for i in kept_in if i not in field_]
         if number > 1 and len(field_) < 2 and not last:
             continue
         valued: dict[int, PreendgamePlay] = {}
@@ -414,6 +420,34 @@ def solve_preendgame(
     )  # fmt: skip
 
 
+def _also(solver, board: Board, rack: str, moves: list, also, max_exchange: int) -> list[int]:
+    """The indices in `moves` of the moves `also` names, appending those the candidates
+    lack (found among every move of the rack; an exchange by its tiles in any order)."""
+
+    def key(notation: str) -> str:
+        return "-" + "".join(sorted(notation[1:])) if notation.startswith("-") else notation
+
+    if isinstance(also, str) or not all(isinstance(a, str) for a in also):
+        raise InputError(f"also must be a list of moves in notation, not {also!r}")
+    wanted = [key(a.strip()) for a in also]
+    indices = []
+    every = None
+    for name in wanted:
+        found = next((i for i, m in enumerate(moves) if key(m.notation) == name), None)
+        if found is None:
+            if every is None:
+                every = solver.generate_moves(
+                    board, rack, include_exchanges=True, max_exchange=max_exchange
+                )
+            match = next((m for m in every if key(m.notation) == name), None)
+            if match is None:
+                continue
+            moves.append(match)
+            found = len(moves) - 1
+        indices.append(found)
+    return indices
+
+
 def _with_cut(play: PreendgamePlay, bound: float) -> PreendgamePlay:
     return PreendgamePlay(
         play.move, play.mean, play.wins, play.ties, play.losses, play.outcomes, play.exact,
@@ -424,6 +458,7 @@ def _with_cut(play: PreendgamePlay, bound: float) -> PreendgamePlay:
 __all__ = [
     "BAG_SIZES",
     "EXACT_STAGES",
+    "QUICK_STAGES",
     "MAX_BAG",
     "MAX_CANDIDATES",
     "Outcome",

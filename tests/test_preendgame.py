@@ -18,6 +18,8 @@ from anchor.engine import Board, InputError, Ruleset, Solver, WorkLimitError
 from anchor.engine.notation import format_rack, parse_rack
 from anchor.engine.preendgame import check_stages, solve_preendgame
 
+from .conftest import data_path
+
 MINI = """
 name = "mini"
 title = "English letters, three-tile racks, more of the common letters"
@@ -323,10 +325,77 @@ def test_a_budget_keeps_the_last_stage_finished(twl06_preendgame):
 
 
 @pytest.fixture(scope="module")
-def twl06_preendgame(default_english, english):
+def twl06_preendgame(magpie_twl06, english):
     """The CLI's example: one tile in the bag, a 7-tile rack against 7 tiles unseen."""
     from anchor.client.cli import PREENDGAME_CGP
     from anchor.engine.position import parse_cgp
 
     pos = parse_cgp(english, PREENDGAME_CGP.strip("'"))
-    return Solver(default_english, english), pos.board, pos.racks[0], pos.lead
+    return Solver(magpie_twl06, english), pos.board, pos.racks[0], pos.lead
+
+
+# ------------------------------------------------------------- protocol and annotation
+
+RECORD = data_path("gcg", "macondo", "preendgame", "testdata", "issue_476.gcg")
+
+
+@pytest.fixture(scope="module")
+def registry():
+    from anchor.worker.registry import LexiconRegistry
+
+    return LexiconRegistry(
+        {"twl06": str(data_path("kwg", "TWL06.kwg"))},
+        leave_paths={"twl06": str(data_path("kwg", "TWL06.klv2"))},
+    )
+
+
+def run(registry, **fields) -> dict:
+    from anchor.client import protocol as p
+    from anchor.worker.runner import run_request
+
+    return run_request(p.decode_request(p.pack({"v": 1, **fields})), registry)
+
+
+def test_the_request_answers_as_the_engine_and_refuses_bad_stages(registry, twl06_preendgame):
+    """Through the runner: the stages as asked (0 is to the end), plays as maps in the
+    engine's order with their outcomes; stages that grow, run past the endgame's depth or
+    value none are bad_value."""
+    from anchor.client import protocol as p
+    from anchor.client.cli import PREENDGAME_CGP
+
+    solver, board, rack, lead = twl06_preendgame
+    cgp = PREENDGAME_CGP.strip("'")
+    got = run(registry, kind="preendgame", cgp=cgp, lexicon="twl06", candidates=6,
+              stages=[[1, 6], [2, 3]])  # fmt: skip
+    want = solve_preendgame(solver, board, rack, candidates=6, lead=lead, stages=((1, 6), (2, 3)))
+    assert [pl["move"] for pl in got["plays"]] == [pl.move.notation for pl in want.plays]
+    assert [pl["mean"] for pl in got["plays"]] == [round(pl.mean, 4) for pl in want.plays]
+    assert got["bag"] == 1 and [s[:2] for s in got["stages"]] == [[1, 7], [2, 3]]
+    top = got["plays"][0]
+    assert sum(o[1] for o in top["outcomes"]) == 8 and top["plies"] == 2
+    for stages in ([[65, 3]], [[2, 3], [2, 5]], [[2, 0]], [[2]], [[2, 3, 4]], [["2", 3]]):
+        with pytest.raises(p.ProtocolError) as info:
+            run(registry, kind="preendgame", cgp=cgp, lexicon="twl06", stages=stages)
+        assert info.value.code in (p.BAD_VALUE, p.WRONG_TYPE), stages
+
+
+def test_annotation_values_the_turns_with_one_to_four_in_the_bag(registry):
+    """`preendgame` on an annotation: exactly the turns with 1 to 4 tiles in the bag (a
+    known rack) carry it, the play made among the moves valued, with its rank."""
+    from anchor.engine.gcg import parse_gcg
+
+    text = RECORD.read_text(encoding="utf-8")
+    got = run(registry, kind="annotate", gcg=text, lexicon="twl06", leaves="twl06",
+              preendgame=True, preendgame_stages=[[1, 6], [2, 2]])  # fmt: skip
+    turns = got["annotation"]["turns"]
+    valued = [t for t in turns if "preendgame" in t]
+    rules = Ruleset.load("english")
+    for t in turns:
+        bag = len(t.get("unseen", "")) - rules.rack_size
+        analysed = t.get("analysed") and t.get("legal")
+        assert ("preendgame" in t) == bool(analysed and 1 <= bag <= 4), t["index"]
+    assert len(valued) >= 2 and parse_gcg(text, source="issue_476.gcg")
+    for t in valued:
+        advice = t["preendgame"]
+        assert advice["made"][0] == t["played"] and advice["made_rank"] >= 1
+        assert advice["best"][0][0] == advice["made"][0] or advice["made_rank"] > 1

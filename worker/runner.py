@@ -211,8 +211,13 @@ def run_annotate(
             # a file (embedded mode): named as a worker serving it would be (twl06=TWL06.kwg)
             named = PurePath(named).stem.lower()
         racks = min(request.infer_racks, limits.infer_racks or request.infer_racks)
+        stages = None
+        if request.preendgame:
+            from anchor.engine import preendgame
+
+            stages = _stages(request.preendgame_stages, preendgame.QUICK_STAGES)
         annotation = annotate_game(
-            game, solver, request.top, leaves, deadline.budget, sim, named, racks
+            game, solver, request.top, leaves, deadline.budget, sim, named, racks, stages
         )
     return p.AnnotateResult(annotation)
 
@@ -286,7 +291,7 @@ def run_preendgame(
     table_mb = 16.0
     if limits.endgame_table_mb is not None:
         table_mb = min(table_mb, limits.endgame_table_mb)
-    stages = tuple((plies or None, n) for plies, n in request.stages) or preendgame.STAGES
+    stages = _stages(request.stages, preendgame.STAGES)
     with engine_errors(p.BAD_POSITION):
         position.preendgame(preendgame.BAG_SIZES)  # the opponent's rack checked too
         found = solver.solve_preendgame(
@@ -300,6 +305,11 @@ def run_preendgame(
         found.nodes, found.solves, round(found.seconds, 6),
         [[plies or 0, n, round(t, 6)] for plies, n, t in found.stages], found.budget_hit,
     )  # fmt: skip
+
+
+def _stages(asked: tuple, default: tuple) -> tuple:
+    """A request's `[plies, n]` stages for the engine (plies 0: None, to the end)."""
+    return tuple((plies or None, n) for plies, n in asked) or default
 
 
 def preendgame_play(play) -> dict:

@@ -460,10 +460,22 @@ class AnnotateRequest(Kind):
             "infer_racks caps it",
         ),
     )  # fmt: skip
+    preendgame: bool = field(
+        default=False, metadata=wire(bool, doc="turns with 1..4 in the bag: their pre-endgame")
+    )
+    preendgame_stages: tuple = field(
+        default=(),
+        metadata=wire(
+            list, 0, MAX_PREENDGAME_STAGES,
+            "as `preendgame`'s `stages`; [] 1 ply over 16, 2 plies over 4",
+            items=item(list, 2, 2, items=item(int, 0, MAX_PREENDGAME_CANDIDATES)),
+        ),
+    )  # fmt: skip
 
     KIND = "annotate"
 
     def validate(self, limits: Limits) -> None:
+        check_stages(self.preendgame_stages, "preendgame_stages")
         if self.sim_iterations and self.leaves is None:
             raise ProtocolError(
                 BAD_VALUE, "'sim_iterations' needs 'leaves': the simulated players rank by equity"
@@ -659,6 +671,18 @@ class EndgameRequest(Kind):
             )
 
 
+def check_stages(stages: tuple, name: str) -> None:
+    """A pre-endgame's `[plies, n]` stages: plies 0..MAX_ENDGAME_PLIES, n never growing."""
+    before = MAX_PREENDGAME_CANDIDATES
+    for i, (plies, n) in enumerate(stages):
+        if not (0 <= plies <= MAX_ENDGAME_PLIES and 1 <= n <= before):
+            raise ProtocolError(
+                BAD_VALUE, f"'{name}[{i}]' must be [plies 0..{MAX_ENDGAME_PLIES}, "
+                f"candidates 1..{before}] (no more than the stage before), not {[plies, n]}",
+            )  # fmt: skip
+        before = n
+
+
 @dataclass(frozen=True, slots=True)
 class PreendgameRequest(Kind):
     """The pre-endgame, 1 to 4 tiles in the bag (kind "preendgame"): the top candidates
@@ -703,18 +727,7 @@ class PreendgameRequest(Kind):
     KIND = "preendgame"
 
     def validate(self, limits: Limits) -> None:
-        before = MAX_PREENDGAME_CANDIDATES
-        for i, stage in enumerate(self.stages):
-            plies, n = stage
-            if not (
-                type(plies) is int and 0 <= plies <= MAX_ENDGAME_PLIES
-                and type(n) is int and 1 <= n <= before
-            ):  # fmt: skip
-                raise ProtocolError(
-                    BAD_VALUE, f"'stages[{i}]' must be [plies 0..{MAX_ENDGAME_PLIES}, "
-                    f"candidates 1..{before}] (no more than the stage before), not {list(stage)}",
-                )  # fmt: skip
-            before = n
+        check_stages(self.stages, "stages")
 
 
 @dataclass(frozen=True, slots=True)

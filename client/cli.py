@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shown for each move.",
         f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 8 --stages 1:8,2:3",
         f"anchor preendgame --cgp {PREENDGAME_CGP} --leaves english.klv2 --stages 1:16,2:4 --json",
-        f"anchor preendgame --cgp {PREENDGAME_CGP} --stages 2:8,0:3 --budget 60",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --stages 2:8,0:2 --budget 10",
     )
     ruleset_option(p)
     lexicon_option(p)

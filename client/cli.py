@@ -248,8 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the best",
     )
     p.add_argument("--search-threads", type=at_most(64), default=None,
-                   help="threads the search runs on (each endgame's; default: one; a worker's "
-                   "--max-endgame-threads, which caps it)")  # fmt: skip
+                   help="threads the search runs on (candidates valued at once; default: "
+                   "in-process one per core, at most 16; a worker's --max-endgame-threads, "
+                   "which caps it)")  # fmt: skip
     budget_option(p)
     json_option(p)
     service_options(p, protocol.INTERACTIVE, 600)

@@ -607,12 +607,16 @@ def cmd_preendgame(args) -> int:
     """1 to 4 tiles in the bag: the top moves and the pass, each valued over every way the
     unseen tiles can lie, in-process or by a worker."""
     Ruleset.load(args.ruleset)
+    redis_url = service_url(args)
+    threads = args.search_threads
+    if threads is None and not redis_url:  # the user's own machine: every core
+        threads = min(os.cpu_count() or 1, 16)
     request = protocol.PreendgameRequest(
         cgp=args.cgp, ruleset=args.ruleset, lexicon=args.lexicon, leaves=args.leaves,
         rack=args.rack, candidates=args.candidates, stages=args.stages, cut=args.cut,
-        threads=args.search_threads, seconds=args.budget,
+        threads=threads, seconds=args.budget,
     )  # fmt: skip
-    raw, elapsed = _ask(args, service_url(args), request)
+    raw, elapsed = _ask(args, redis_url, request)
     result = protocol.answer(raw, protocol.PreendgameResult)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from math import comb
 
 from .board import Board
@@ -33,6 +35,7 @@ from .errors import InputError, WorkLimitError
 from .moves import EXCHANGE, PASS, Move
 from .notation import format_rack, parse_rack
 from .position import Position
+from .solver import Solver
 
 MAX_CANDIDATES = 100
 MAX_BAG = 4
@@ -43,6 +46,7 @@ STAGES = ((2, 32), (3, 16), (4, 8), (5, 4), (6, 2))
 EXACT_STAGES = ((2, 32), (None, 4))  # the last stage proves its candidates' values
 QUICK_STAGES = ((1, 16), (2, 4))  # an annotation's turns: seconds at most, most of them
 MAX_STAGES = 8
+MAX_THREADS = 64
 PASSED = Move(0, -1, -1, "", "", (), PASS)
 
 
@@ -134,7 +138,6 @@ class _Search:
     leaves: object
     table: Table
     deadline: float | None
-    threads: int
     nodes: int = 0
     solves: int = 0
     known: dict = field(default_factory=dict)
@@ -171,7 +174,6 @@ class _Search:
             found = self.solver.solve_endgame(
                 board, format_rack(rules, mover), format_rack(rules, other), plies=plies,
                 budget_s=remaining, scoreless_turns=scoreless, table=self.table,
-                threads=self.threads,
             )  # fmt: skip
         except WorkLimitError:
             raise _OutOfTime from None
@@ -238,8 +240,9 @@ class _OutOfTime(Exception):
 
 def _value_candidate(search: _Search, board, move, rack, unseen, k, scoreless, lead, plies,
                      stop_below: float | None):  # fmt: skip
-    """A candidate's outcomes over every set of tiles the bag may hold. `stop_below`: give
-    up (return None) once its chance of winning cannot reach this."""
+    """A candidate's outcomes over every set of tiles the bag may hold, and None; with
+    `stop_below`, once its chance of winning cannot reach that, the outcomes so far and the
+    most its chance could be."""
     rules = search.solver.rules
     kept, used = search.tiles_of(move, rack)
     bags = sub_bags(unseen, k)
@@ -258,7 +261,7 @@ def _value_candidate(search: _Search, board, move, rack, unseen, k, scoreless, l
         won += share * (wins + ties / 2)
         left -= share
         if stop_below is not None and won + left < stop_below - 1e-12:
-            return None, won + left
+            return outcomes, won + left
     return outcomes, None
 
 
@@ -328,8 +331,11 @@ def solve_preendgame(
     chances of winning). scoreless: scoreless turns already played in a row. budget_s:
     seconds for the whole; when they run out, the last stage finished stands (WorkLimitError
     if the first did not finish). table_mb: the endgame table every solve here shares.
-    threads: each endgame's search threads. also: moves (notation) valued in every stage
-    whatever their rank, like the play a record made; one the rack cannot make is left out."""
+    threads: candidates valued at once, each thread on its own solver and table of
+    table_mb (a proven value and the best play are the same for any number; which
+    candidates the last stage cuts, and values of depth-limited stages, may differ).
+    also: moves (notation) valued in every stage whatever their rank, like the play a
+    record made; one the rack cannot make is left out."""
     rules = solver.rules
     if (
         isinstance(candidates, bool)
@@ -353,7 +359,11 @@ def solve_preendgame(
     k = position.bag_size(unseen_counts)
     started = time.perf_counter()
     deadline = None if budget_s is None else started + budget_s
-    search = _Search(solver, leaves, Table(table_mb), deadline, threads)
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise InputError(f"threads must be 1..{MAX_THREADS}, not {threads!r}")
+    searches = [_Search(solver, leaves, Table(table_mb), deadline)]
+    for _ in range(1, threads):  # a solver each (a generator's scratch is its own), a table each
+        searches.append(_Search(Solver(solver.lexicon, rules), leaves, Table(table_mb), deadline))
     moves = list(
         solver.generate_moves(
             board, rack, limit=candidates, include_exchanges=True,
@@ -370,6 +380,29 @@ def solve_preendgame(
     def modelled(move: Move) -> bool:
         return move.kind != "play" or len(move.placed) < k
 
+    def value_share(field_, plies, number, last, t: int) -> dict[int, PreendgamePlay | None]:
+        """Thread t's share of the stage (every `threads`-th candidate), each valued on
+        its own solver and table, cut against the best this share has finished: the
+        same answer on every run for a given number of threads."""
+        found: dict[int, PreendgamePlay | None] = {}
+        best = None
+        for i in field_[t :: len(searches)]:
+            outcomes, bound = _value_candidate(
+                searches[t], board, moves[i], tiles, unseen, k, scoreless, lead, plies,
+                best if cut and last else None,
+            )  # fmt: skip
+            if bound is not None:
+                earlier = best_known.get(i)
+                if earlier is None:  # no earlier stage: the outcomes valued before the cut
+                    count = sum(o.count for o in outcomes)
+                    earlier = _summary(moves[i], outcomes, modelled(moves[i]), number,
+                                       plies, count)  # fmt: skip
+                found[i] = _with_cut(earlier, bound)
+                continue
+            found[i] = _summary(moves[i], outcomes, modelled(moves[i]), number, plies, total)
+            best = max(best or 0.0, found[i].win_rate)
+        return found
+
     best_known: dict[int, PreendgamePlay] = {}  # each candidate's deepest finished stage
     order = list(range(len(moves)))  # the ranking so far: static, then each stage's
     budget_hit = False
@@ -382,20 +415,17 @@ def solve_preendgame(
         field_ += [i for i in kept_in if i not in field_]
         if number > 1 and len(field_) < 2 and not last:
             continue
-        valued: dict[int, PreendgamePlay] = {}
-        best = None
         begun = time.perf_counter()
+
+        valued: dict[int, PreendgamePlay | None] = {}
         try:
-            for i in field_:
-                outcomes, bound = _value_candidate(
-                    search, board, moves[i], tiles, unseen, k, scoreless, lead, plies,
-                    best if cut and last else None,
-                )  # fmt: skip
-                if outcomes is None:
-                    valued[i] = _with_cut(best_known[i], bound) if i in best_known else None
-                    continue
-                valued[i] = _summary(moves[i], outcomes, modelled(moves[i]), number, plies, total)
-                best = max(best or 0.0, valued[i].win_rate)
+            stage = partial(value_share, field_, plies, number, last)
+            if len(searches) == 1:
+                valued = stage(0)
+            else:
+                with ThreadPoolExecutor(len(searches)) as pool:
+                    for share in pool.map(stage, range(len(searches))):
+                        valued.update(share)
         except _OutOfTime:
             budget_hit = True
             if number == 1:
@@ -415,7 +445,7 @@ def solve_preendgame(
         "?" if t == 0 else rules.letter(t) for t in sorted(unseen, key=lambda t: (t == 0, t))
     )
     return Preendgame(
-        tuple(plays), text, k, search.nodes, search.solves,
+        tuple(plays), text, k, sum(s.nodes for s in searches), sum(s.solves for s in searches),
         time.perf_counter() - started, budget_hit, tuple(done),
     )  # fmt: skip
 

@@ -399,3 +399,25 @@ def test_annotation_values_the_turns_with_one_to_four_in_the_bag(registry):
         advice = t["preendgame"]
         assert advice["made"][0] == t["played"] and advice["made_rank"] >= 1
         assert advice["best"][0][0] == advice["made"][0] or advice["made_rank"] > 1
+
+
+def test_threads_give_the_same_proven_answer(mini):
+    """Candidates valued on two and three threads (a solver and a table each): every
+    proven value equal to one thread's, and with the cut the same best play and chance."""
+    solver, rules = mini, mini.rules
+    seen = 0
+    for board, rack, _, _, lead in positions(solver, range(120, 150)):
+        text = format_rack(rules, rack)
+        one = solve_preendgame(solver, board, text, candidates=6, lead=lead,
+                               stages=((None, 7),), cut=False)  # fmt: skip
+        for threads in (2, 3):
+            many = solve_preendgame(solver, board, text, candidates=6, lead=lead,
+                                    stages=((None, 7),), cut=False, threads=threads)  # fmt: skip
+            assert [(p.move.notation, p.mean, p.wins, p.ties) for p in many.plays] == [
+                (p.move.notation, p.mean, p.wins, p.ties) for p in one.plays
+            ]
+            cut = solve_preendgame(solver, board, text, candidates=6, lead=lead,
+                                   stages=((None, 7),), threads=threads)  # fmt: skip
+            assert cut.plays[0].win_rate == pytest.approx(one.plays[0].win_rate)
+        seen += 1
+    assert seen >= 4

@@ -717,7 +717,7 @@ class PreendgameRequest(Kind):
     threads: int | None = field(
         default=None,
         metadata=wire(
-            int, 1, MAX_ENDGAME_THREADS, "each endgame's threads; nil: endgame_threads, its cap"
+            int, 1, MAX_ENDGAME_THREADS, "candidates valued at once; nil: endgame_threads, its cap"
         ),
     )
     seconds: float | None = field(

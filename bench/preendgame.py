@@ -1,0 +1,311 @@
+"""Pre-endgames: Anchor's solver (anchor.engine.preendgame, default STAGES) beside MAGPIE's
+`peg`, one thread each, one after the other, on the same positions and lexicon (TWL06 and
+its leaves, MAGPIE's files): the time each takes and the play each puts first.
+
+Positions: turns of the English game records in ../shared/data/gcg taken with 1 or 2 tiles
+in the bag, the mover's recorded rack known and the opponent's not (the CGP gives `RACK/`),
+the scores and scoreless turns as recorded; duplicates (the same game in two files) are
+dropped and the rest picked evenly across the records. Seeded self-played games (the top
+play by score each turn) stop at 1 or 2 tiles in the bag to fill in when the records give too
+few. Both engines rank candidates by equity with TWL06.klv2 and keep 32, 16, 8, 4 and 2 of
+them over 2- to 6-ply endgames (Anchor's default stages; MAGPIE's default -pegtopk). MAGPIE
+runs with its defaults otherwise (-pegnested true: a non-emptying play's reply is itself a
+small pre-endgame; Anchor models it by the best static reply), or -pegnested false with
+--flat. Times are each engine's own (Anchor's Preendgame.seconds, the total MAGPIE prints),
+without loading the lexicon. A side that runs past --timeout is stopped there and its time
+shown as `>T`.
+
+    .venv/bin/python bench/preendgame.py [--one 6] [--two 4] [--timeout 300] [--table-mb 16]
+        [--flat] [--only anchor|magpie]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from common import DATA, header, magpie_folder
+
+from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine.errors import AnchorError, WorkLimitError
+from anchor.engine.gcg import EXCHANGE, PASS, PLAY, WITHDRAWN, read_gcg, replay
+from anchor.engine.legality import unseen_counts
+from anchor.engine.notation import format_rack, parse_rack
+from anchor.engine.preendgame import STAGES, solve_preendgame
+
+KLV2 = DATA / "kwg" / "TWL06.klv2"
+
+
+def record_preendgames(rules: Ruleset) -> dict[int, list[tuple[str, str]]]:
+    """{bag size: [(name, CGP)]} of every recorded turn with 1 or 2 tiles in the bag and the
+    mover's full rack known, the opponent's rack left unknown."""
+    out: dict[int, list[tuple[str, str]]] = {1: [], 2: []}
+    seen = set()
+    for path in sorted((DATA / "gcg").rglob("*.gcg")):
+        try:
+            turns = list(replay(read_gcg(path), rules))
+        except AnchorError:
+            continue
+        totals: dict[int, int] = {}
+        zeros = 0  # scoreless turns in a row before this one
+        for turn in turns:
+            ev = turn.event
+            if ev.kind in (PLAY, PASS, EXCHANGE) and ev.rack:
+                try:
+                    rack = parse_rack(rules, ev.rack)
+                    unseen = sum(unseen_counts(turn.board, rack, strict=True))
+                except AnchorError:
+                    unseen = 0
+                bag = unseen - rules.rack_size
+                if len(rack) == rules.rack_size and bag in out:
+                    mine = ev.total - ev.score
+                    theirs = totals.get(1 - ev.player_index, 0)
+                    cgp = (
+                        f"{turn.board.to_cgp()} {format_rack(rules, tuple(sorted(rack)))}/ "
+                        f"{mine}/{theirs} {zeros}"
+                    )
+                    if cgp not in seen:
+                        seen.add(cgp)
+                        out[bag].append((f"{path.stem[:14]}:{ev.line}", cgp))
+            if ev.kind == PLAY:
+                zeros = 0
+            elif ev.kind in (PASS, EXCHANGE, WITHDRAWN):
+                zeros += 1
+            totals[ev.player_index] = ev.total
+    return out
+
+
+def selfplay_preendgames(solver: Solver, wanted: dict[int, int]) -> dict[int, list]:
+    """{bag size: [(name, CGP)]}: seeded top-score games stopped when the bag first holds 1
+    or 2 tiles, the mover's rack given and the opponent's not, until `wanted` are found."""
+    rules = solver.rules
+    out: dict[int, list] = {k: [] for k in wanted}
+    seed = 0
+    while any(len(out[k]) < n for k, n in wanted.items()) and seed < 1000:
+        seed += 1
+        rng = random.Random(seed)
+        bag = [0] * rules.blanks + [
+            rules.index(c) for c, n in rules.counts.items() for _ in range(n)
+        ]
+        rng.shuffle(bag)
+        racks = [[bag.pop() for _ in range(7)] for _ in range(2)]
+        scores = [0, 0]
+        board, side, passes = Board.empty(rules), 0, 0
+        while len(bag) > 2 and passes < 6:
+            moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=1)
+            if not len(moves):
+                passes += 1
+                side = 1 - side
+                continue
+            passes = 0
+            move = moves[0]
+            for _, _, letter in move.placed:
+                racks[side].remove(0 if letter.islower() else rules.index(letter))
+            board = board.apply(move.placed)
+            scores[side] += move.score
+            while len(racks[side]) < 7 and bag:
+                racks[side].append(bag.pop())
+            side = 1 - side
+        k = len(bag)
+        if k in out and len(out[k]) < wanted[k] and passes == 0:
+            rack = format_rack(rules, tuple(sorted(racks[side])))
+            cgp = f"{board.to_cgp()} {rack}/ {scores[side]}/{scores[1 - side]} 0"
+            out[k].append((f"selfplay{seed}", cgp))
+    return out
+
+
+def pick(items: list, n: int) -> list:
+    """n of items spread evenly over the list (all of them when there are no more)."""
+    if len(items) <= n:
+        return list(items)
+    return [items[i * len(items) // n] for i in range(n)]
+
+
+@dataclass
+class Answer:
+    """One engine's answer: seconds (None: none), whether it stopped at the time limit, its
+    top play with win% and final spread, every play it ranked (best first), or why none."""
+
+    seconds: float | None = None
+    over: bool = False
+    top: str = ""
+    win: float = 0.0
+    spread: float = 0.0
+    ranked: tuple[str, ...] = ()
+    note: str = ""
+
+
+def anchor_preendgame(solver, leaves, cgp: str, timeout: float, table_mb: float) -> Answer:
+    pos = parse_cgp(solver.rules, cgp)
+    lead = pos.scores[0] - pos.scores[1]
+    try:
+        found = solve_preendgame(
+            solver, pos.board, pos.racks[0], lead=lead, budget_s=timeout, table_mb=table_mb,
+            leaves=leaves, scoreless=pos.zero_turns, stages=STAGES, threads=1,
+        )  # fmt: skip
+    except WorkLimitError:
+        return Answer(timeout, True, note="first stage unfinished")
+    except AnchorError as exc:
+        return Answer(note=f"refused: {exc}"[:60])
+    best = found.plays[0]
+    names = tuple(magpie_name(p.move.notation) for p in found.plays)
+    note = f"{found.solves} endgames, {found.nodes:,} nodes"
+    if found.budget_hit:
+        note = f"stopped after stage {len(found.stages)}; " + note
+    return Answer(found.seconds, found.budget_hit, names[0], 100 * best.win_rate,
+                  lead + best.mean, names, note)  # fmt: skip
+
+
+def magpie_name(notation: str) -> str:
+    """Anchor's notation as MAGPIE prints a play (the same but the pass, `-`)."""
+    return "pass" if notation == "-" else notation
+
+
+ROW = re.compile(
+    r"^\s*(?:\d+-ply\s+|greedy\s+)?\d+\s+(pass|\S+ \S+)\s+\d+\s+\d+\s+\d+\s+"
+    r"([0-9.]+)\s+(-?[0-9.]+)\b"
+)
+
+
+def magpie_peg(folder: Path, cgp: str, timeout: float, nested: bool) -> Answer:
+    """MAGPIE's `peg` on the CGP, limited to `timeout` seconds (-pegtlim), the rest of its
+    settings its defaults. Its time is the total it prints; its plays, its ranking table."""
+    settings = (
+        "set -mode sync -savesettings false -lex TWL06 -threads 1 "
+        f"-pegtlim {timeout:g} -pegnested {'true' if nested else 'false'}\n"
+    )
+    # as in endgame.py: the position follows once the settings have put it in sync mode
+    proc = subprocess.Popen([str(folder / "bin" / "magpie")], cwd=folder, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        proc.stdin.write(settings)
+        proc.stdin.flush()
+        time.sleep(0.5)
+        out, err = proc.communicate(f"cgp {cgp}\npeg\n", timeout=timeout * 1.5 + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return Answer(timeout, True, note=f"no answer in {timeout * 1.5 + 60:g} s; killed")
+    lines = out.splitlines()
+    total = next((line for line in lines if line.startswith("PEG (")), None)
+    if total is None:
+        return Answer(note=(out + err).strip()[-60:] or f"exit {proc.returncode}")
+    secs = float(re.search(r"([0-9.]+)s$", total).group(1))
+    over = "partial" in total or secs >= timeout
+    ranked = []
+    for line in lines[lines.index(total) + 1 :]:
+        found = ROW.match(line)
+        if found:
+            ranked.append((found.group(1), float(found.group(2)), float(found.group(3))))
+    if not ranked:
+        return Answer(secs, over, note=f"no ranking after {total!r}"[:60])
+    stage = re.search(r"stage (\d+)", total).group(1)
+    note = f"stage {stage} partial" if "partial" in total else ""
+    name, win, spread = ranked[0]
+    return Answer(secs, over, name, win, spread, tuple(r[0] for r in ranked), note)
+
+
+def shown(answer: Answer, timeout: float) -> str:
+    if answer.seconds is None:
+        return "-"
+    return f">{timeout:g}" if answer.over else f"{answer.seconds:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--one", type=int, default=6, help="positions with 1 tile in the bag")
+    parser.add_argument("--two", type=int, default=4, help="positions with 2 tiles in the bag")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per position and engine"
+    )
+    parser.add_argument("--table-mb", type=float, default=16.0, help="Anchor's endgame table")
+    parser.add_argument(
+        "--flat", action="store_true", help="MAGPIE with -pegnested false (a flat rollout)"
+    )
+    parser.add_argument("--only", choices=["anchor", "magpie"], help="run one engine only")
+    parser.add_argument("--list", action="store_true", help="print the positions and stop")
+    args = parser.parse_args()
+    header(
+        "Pre-endgame, 1 thread each, Anchor vs MAGPIE peg (TWL06 + TWL06.klv2), "
+        f"stages {'/'.join(str(n) for _, n in STAGES)} over "
+        f"{STAGES[0][0]}..{STAGES[-1][0]}-ply endgames"
+    )
+    rules = Ruleset.load("english")
+    solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
+    leaves = solver.leaves(KLV2)
+    wanted = {1: args.one, 2: args.two}
+    found = record_preendgames(rules)
+    print(f"# records: {len(found[1])} one-tile and {len(found[2])} two-tile pre-endgames")
+    short = {k: n - len(found[k]) for k, n in wanted.items() if len(found[k]) < n}
+    extra = selfplay_preendgames(solver, short) if short else {}
+    positions = [
+        (k, name, cgp)
+        for k in (1, 2)
+        for name, cgp in pick(found[k], wanted[k]) + extra.get(k, [])
+    ]
+    if args.list:
+        for k, name, cgp in positions:
+            print(k, name, cgp)
+        return
+    folder, why = (None, "not run (--only anchor)") if args.only == "anchor" else magpie_folder()
+    print(f"# MAGPIE: {why}; -pegnested {'false' if args.flat else 'true'}, -pegtlim "
+          f"{args.timeout:g}; Anchor: table {args.table_mb:g} MiB, budget_s {args.timeout:g}")  # fmt: skip
+    print("# spread: the mover's final spread (lead + mean gain) for the top play; "
+          "m#: MAGPIE's rank of Anchor's top play")  # fmt: skip
+    print("| position | bag | rack | lead | Anchor s | MAGPIE s | A/M | Anchor top (win%, spread) "
+          "| MAGPIE top (win%, spread) | agree | m# |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    results = []
+    for k, name, cgp in positions:
+        pos = parse_cgp(rules, cgp)
+        ours = Answer(note="not run")
+        if args.only != "magpie":
+            ours = anchor_preendgame(solver, leaves, cgp, args.timeout, args.table_mb)
+        theirs = Answer(note=why)
+        if folder:
+            theirs = magpie_peg(folder, cgp, args.timeout, not args.flat)
+        both = ours.seconds is not None and theirs.seconds is not None
+        timed = both and not ours.over and not theirs.over
+        ratio = f"{ours.seconds / theirs.seconds:.2f}" if timed else "-"
+        agree = "-" if not (ours.top and theirs.top) else ("yes" if ours.top == theirs.top else "NO")
+        rank = (
+            str(theirs.ranked.index(ours.top) + 1) if ours.top in theirs.ranked
+            else "-" if not theirs.ranked or not ours.top else "absent"
+        )  # fmt: skip
+
+        def play(a: Answer) -> str:
+            return f"{a.top} ({a.win:.1f}, {a.spread:+.1f})" if a.top else a.note
+
+        print(f"| {name} | {k} | {pos.racks[0]} | {pos.scores[0] - pos.scores[1]:+d} | "
+              f"{shown(ours, args.timeout)} | {shown(theirs, args.timeout)} | {ratio} | "
+              f"{play(ours)} | {play(theirs)} | {agree} | {rank} |", flush=True)  # fmt: skip
+        for label, a in (("Anchor", ours), ("MAGPIE", theirs)):
+            if a.note and a.top:
+                print(f"#   {name} {label}: {a.note}")
+        results.append((k, ours, theirs, timed, agree))
+    for k in (1, 2):
+        rows = [r for r in results if r[0] == k]
+        done = [r for r in rows if r[3]]
+        if not rows:
+            continue
+        line = f"median, {k} in the bag: "
+        if done:
+            a = statistics.median(r[1].seconds for r in done)
+            m = statistics.median(r[2].seconds for r in done)
+            q = statistics.median(r[1].seconds / r[2].seconds for r in done)
+            line += f"Anchor {a:.2f} s, MAGPIE {m:.2f} s, ratio A/M {q:.2f} over {len(done)}"
+        else:
+            line += "no position finished on both sides"
+        agreed = sum(r[4] == "yes" for r in rows)
+        print(f"{line}; top plays agree on {agreed} of {len(rows)}")
+
+
+if __name__ == "__main__":
+    main()

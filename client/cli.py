@@ -247,6 +247,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="value every move of the last stage fully, even one that cannot win as often as "
         "the best",
     )
+    p.add_argument(
+        "--parts",
+        type=at_most(protocol.MAX_PREENDGAME_PARTS),
+        default=1,
+        help="split the search over this many jobs (workers; each stage's moves dealt out, "
+        "ranked here between stages)",
+    )
     p.add_argument("--search-threads", type=at_most(64), default=None,
                    help="threads the search runs on (candidates valued at once; default: "
                    "in-process one per core, at most 16; a worker's --max-endgame-threads, "

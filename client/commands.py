@@ -16,7 +16,7 @@ from anchor.dictionaries.lexica import open_lexicon
 from anchor.dictionaries.recipes import RECIPES
 from anchor.engine import AnchorError, Board, Lexicon, Position, Ruleset, Solver, parse_cgp
 
-from . import endgame, protocol
+from . import endgame, preendgame, protocol
 from .arguments import output_file, service_url, threads_for
 from .client import AnalysisClient, ServiceError
 
@@ -616,7 +616,18 @@ def cmd_preendgame(args) -> int:
         rack=args.rack, candidates=args.candidates, stages=args.stages, cut=args.cut,
         threads=threads, seconds=args.budget,
     )  # fmt: skip
-    raw, elapsed = _ask(args, redis_url, request)
+    if args.parts > 1:
+        client = AnalysisClient(
+            redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
+        )
+        started = time.perf_counter()
+        try:
+            found = preendgame.solve(client, request, parts=args.parts, timeout=args.timeout)
+        except ServiceError as exc:
+            raise AnchorError(str(exc)) from None
+        raw, elapsed = found.to_entry(), time.perf_counter() - started
+    else:
+        raw, elapsed = _ask(args, redis_url, request)
     result = protocol.answer(raw, protocol.PreendgameResult)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))

@@ -47,6 +47,7 @@ EXACT_STAGES = ((2, 32), (None, 4))  # the last stage proves its candidates' val
 QUICK_STAGES = ((1, 16), (2, 4))  # an annotation's turns: seconds at most, most of them
 MAX_STAGES = 8
 MAX_THREADS = 64
+MAX_PARTS = 64
 PASSED = Move(0, -1, -1, "", "", (), PASS)
 
 
@@ -277,7 +278,9 @@ def _summary(move, outcomes, modelled, stage, plies, total) -> PreendgamePlay:
 
 
 def _rank_key(play: PreendgamePlay):
-    return (-play.win_rate, -play.mean)
+    """Chance of winning, then mean, then notation: one order however the field was dealt
+    (threads, jobs)."""
+    return (-play.win_rate, -play.mean, play.move.notation)
 
 
 def check_stages(stages) -> tuple[tuple[int | None, int], ...]:
@@ -320,6 +323,9 @@ def solve_preendgame(
     cut: bool = True,
     threads: int = 1,
     also: tuple[str, ...] = (),
+    only: tuple[str, ...] = (),
+    part: int = 0,
+    parts: int = 1,
 ) -> Preendgame:
     """Value the top `candidates` moves (by equity with `leaves`, else by score; exchanges
     where the bag allows them) and the pass, with 1 to 4 tiles in the bag.
@@ -335,7 +341,10 @@ def solve_preendgame(
     table_mb (a proven value and the best play are the same for any number; which
     candidates the last stage cuts, and values of depth-limited stages, may differ).
     also: moves (notation) valued in every stage whatever their rank, like the play a
-    record made; one the rack cannot make is left out."""
+    record made; one the rack cannot make is left out. only: these moves (notation) and no
+    others are the candidates (the pass only when listed). part, parts: one stage split
+    over jobs (client/preendgame.py): this job values every parts-th candidate of the
+    stage's field from the part-th, as threads share a stage."""
     rules = solver.rules
     if (
         isinstance(candidates, bool)
@@ -364,16 +373,27 @@ def solve_preendgame(
     searches = [_Search(solver, leaves, Table(table_mb), deadline)]
     for _ in range(1, threads):  # a solver each (a generator's scratch is its own), a table each
         searches.append(_Search(Solver(solver.lexicon, rules), leaves, Table(table_mb), deadline))
-    moves = list(
-        solver.generate_moves(
-            board, rack, limit=candidates, include_exchanges=True,
-            max_exchange=rules.max_exchange(k),
-            rank="score" if leaves is None else "equity", leaves=leaves,
+    whole = isinstance(parts, int) and not isinstance(parts, bool) and 1 <= parts <= MAX_PARTS
+    if not whole or isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < parts:
+        raise InputError(
+            f"part must be 0..parts-1 and parts 1..{MAX_PARTS}, not {part!r}/{parts!r}"
         )
-    )  # fmt: skip
-    if not any(m.kind == PASS for m in moves):
-        moves.append(PASSED)  # the pass is always a candidate, past the count
-    pass_index = next(i for i, m in enumerate(moves) if m.kind == PASS)
+    if parts > 1 and len(stages) != 1:
+        raise InputError("a pre-endgame split over jobs runs one stage a job (the client ranks)")
+    if only:
+        moves: list[Move] = []
+        _also(solver, board, rack, moves, only, rules.max_exchange(k))
+    else:
+        moves = list(
+            solver.generate_moves(
+                board, rack, limit=candidates, include_exchanges=True,
+                max_exchange=rules.max_exchange(k),
+                rank="score" if leaves is None else "equity", leaves=leaves,
+            )
+        )  # fmt: skip
+        if not any(m.kind == PASS for m in moves):
+            moves.append(PASSED)  # the pass is always a candidate, past the count
+    pass_index = next((i for i, m in enumerate(moves) if m.kind == PASS), None)
     kept_in = _also(solver, board, rack, moves, also, rules.max_exchange(k))
     total = comb(len(unseen), k)
 
@@ -410,9 +430,10 @@ def solve_preendgame(
     for number, (plies, keep) in enumerate(stages, 1):
         last = number == len(stages)
         field_ = order[:keep]
-        if number == 1 and pass_index not in field_:
+        if number == 1 and pass_index is not None and pass_index not in field_:
             field_.append(pass_index)  # the pass is valued in the first stage
         field_ += [i for i in kept_in if i not in field_]
+        field_ = field_[part::parts]
         if number > 1 and len(field_) < 2 and not last:
             continue
         begun = time.perf_counter()

@@ -244,7 +244,7 @@ def test_every_candidates_outcomes_equal_the_brute_force(mini):
             checked += 1
             sizes.add(k)
             kinds.add(play.move.kind)
-        keys = [(-p.win_rate, -p.mean) for p in found.plays]
+        keys = [(-p.win_rate, -p.mean, p.move.notation) for p in found.plays]
         assert keys == sorted(keys)
     assert checked >= 100 and sizes == {1, 2, 3, 4}, (checked, sizes)
     assert "pass" in kinds and "exchange" in kinds
@@ -369,7 +369,7 @@ def test_the_request_answers_as_the_engine_and_refuses_bad_stages(registry, twl0
               stages=[[1, 6], [2, 3]])  # fmt: skip
     want = solve_preendgame(solver, board, rack, candidates=6, lead=lead, stages=((1, 6), (2, 3)))
     assert [pl["move"] for pl in got["plays"]] == [pl.move.notation for pl in want.plays]
-    assert [pl["mean"] for pl in got["plays"]] == [round(pl.mean, 4) for pl in want.plays]
+    assert [pl["mean"] for pl in got["plays"]] == [pl.mean for pl in want.plays]
     assert got["bag"] == 1 and [s[:2] for s in got["stages"]] == [[1, 7], [2, 3]]
     top = got["plays"][0]
     assert sum(o[1] for o in top["outcomes"]) == 8 and top["plies"] == 2
@@ -419,5 +419,61 @@ def test_threads_give_the_same_proven_answer(mini):
             cut = solve_preendgame(solver, board, text, candidates=6, lead=lead,
                                    stages=((None, 7),), threads=threads)  # fmt: skip
             assert cut.plays[0].win_rate == pytest.approx(one.plays[0].win_rate)
+        seen += 1
+    assert seen >= 4
+
+
+class SplitClient:
+    """A client whose jobs the engine answers in this process on the test's ruleset, as
+    a worker would (worker.runner's conversion): the fleet's split without Redis."""
+
+    def __init__(self, solver: Solver, board: Board, rack: str, lead: int):
+        self.solver, self.board, self.rack, self.lead = solver, board, rack, lead
+        self.asked: list = []
+
+    def analyze(self, request, timeout=None) -> dict:
+        return self.analyze_many([request])[0]
+
+    def analyze_many(self, requests, timeout=None) -> list[dict]:
+        from anchor.worker.runner import preendgame_result
+
+        out = []
+        for r in requests:
+            self.asked.append(r)
+            found = solve_preendgame(
+                self.solver, self.board, self.rack, candidates=r.candidates, lead=self.lead,
+                stages=tuple((plies or None, n) for plies, n in r.stages), cut=r.cut,
+                only=r.only, part=r.part, parts=r.parts,
+            )  # fmt: skip
+            out.append(preendgame_result(found).to_wire(0))
+        return out
+
+
+def test_a_split_over_jobs_answers_as_one_process(mini):
+    """Each stage dealt out to 2 and 3 jobs and ranked by the client: with the endgames
+    solved to the end, every move's values equal one process's, in the same order; with
+    a shallow first stage, the same moves reach the last stage and the same best play."""
+    from anchor.client import preendgame as split
+    from anchor.client import protocol as p
+
+    solver, rules = mini, mini.rules
+    seen = 0
+    for board, rack, _, _, lead in positions(solver, range(150, 260)):
+        text = format_rack(rules, rack)
+        for stages in (((None, 7),), ((1, 7), (None, 3))):
+            one = solve_preendgame(solver, board, text, candidates=6, lead=lead, stages=stages,
+                                   cut=False)  # fmt: skip
+            for parts in (2, 3):
+                client = SplitClient(solver, board, text, lead)
+                request = p.PreendgameRequest(
+                    cgp="-", candidates=6, cut=False,
+                    stages=tuple((plies or 0, n) for plies, n in stages),
+                )  # fmt: skip
+                got = split.solve(client, request, parts=parts)
+                assert [pl["move"] for pl in got.plays] == [pl.move.notation for pl in one.plays]
+                for pl, want in zip(got.plays, one.plays, strict=True):
+                    if want.plies is None:
+                        assert pl["mean"] == want.mean and pl["stage"] == want.stage
+                assert all(r.parts == parts or r.only for r in client.asked)
         seen += 1
     assert seen >= 4

@@ -534,7 +534,13 @@ def test_every_kind_round_trips_and_refuses_what_its_declaration_refuses():
         }
         if kind == "analyze":
             base["cgp"] = required["cgp"]
-        base.update({"annotate": {"leaves": "x"}, "endgame": {"parts": 1024}}.get(kind, {}))
+        base.update(
+            {
+                "annotate": {"leaves": "x"},
+                "endgame": {"parts": 1024},
+                "preendgame": {"parts": 64, "stages": [[2, 8]]},  # a split runs one stage
+            }.get(kind, {})
+        )
         decoded = p.parse_request(base)
         assert p.parse_request(decoded.encode()) == decoded, kind
         for name, spec, _ in cls.wire_fields():

@@ -298,8 +298,13 @@ def run_preendgame(
             position.board, position.rack, candidates=request.candidates, lead=position.lead,
             budget_s=seconds, leaves=leaves, scoreless=position.zero_turns, stages=stages,
             cut=request.cut, threads=_threads(request.threads, limits.endgame_threads),
-            table_mb=table_mb,
+            table_mb=table_mb, only=request.only, part=request.part, parts=request.parts,
         )  # fmt: skip
+    return preendgame_result(found)
+
+
+def preendgame_result(found) -> p.PreendgameResult:
+    """An engine Preendgame as the protocol answers it (PROTOCOL.md, preendgame)."""
     return p.PreendgameResult(
         [preendgame_play(pl) for pl in found.plays], found.unseen, found.bag, found.exact,
         found.nodes, found.solves, round(found.seconds, 6),
@@ -317,10 +322,10 @@ def preendgame_play(play) -> dict:
     return {
         "move": play.move.notation,
         "score": play.move.score,
-        "mean": round(play.mean, 4),
-        "wins": round(play.wins, 6),
-        "ties": round(play.ties, 6),
-        "losses": round(play.losses, 6),
+        "mean": play.mean,  # not rounded: a client ranks split answers as the engine does
+        "wins": play.wins,
+        "ties": play.ties,
+        "losses": play.losses,
         "exact": play.exact,
         "modelled": play.modelled,
         "stage": play.stage,

@@ -120,6 +120,9 @@ MAX_TOP = 50
 MAX_ENDGAME_THREADS = 64
 MAX_PREENDGAME_CANDIDATES = 100  # engine/preendgame.py
 MAX_PREENDGAME_STAGES = 8
+MAX_PREENDGAME_PARTS = 64  # engine/preendgame.py's MAX_PARTS
+# MAGPIE's halving schedule, the pre-endgame's default (engine/preendgame.py's STAGES)
+PREENDGAME_STAGES = ((2, 32), (3, 16), (4, 8), (5, 4), (6, 2))
 MAX_INFER_RACKS = 20_000_000  # an exchange from a full English bag tries ~3.2 million
 MAX_INFER_THREADS = 64
 MAX_INFER_TOP = 100
@@ -723,11 +726,34 @@ class PreendgameRequest(Kind):
     seconds: float | None = field(
         default=None, metadata=wire((int, float), 0.001, 86_400, "time budget; job_seconds caps it")
     )
+    only: tuple[str, ...] = field(
+        default=(),
+        metadata=wire(
+            list, 0, MAX_PREENDGAME_CANDIDATES + 1, "these moves are the candidates; [] the top",
+            items=item(str, 1, 64),
+        ),
+    )  # fmt: skip
+    parts: int = field(
+        default=1,
+        metadata=wire(int, 1, MAX_PREENDGAME_PARTS, "one stage split into this many jobs"),
+    )
+    part: int = field(
+        default=0, metadata=wire(int, 0, MAX_PREENDGAME_PARTS - 1, "with `parts`: this job's part")
+    )
 
     KIND = "preendgame"
 
     def validate(self, limits: Limits) -> None:
         check_stages(self.stages, "stages")
+        if self.part >= self.parts:
+            raise ProtocolError(
+                BAD_VALUE, f"'part' must be below 'parts' ({self.parts}), not {self.part}"
+            )
+        if self.parts > 1 and len(self.stages) != 1:
+            raise ProtocolError(
+                BAD_VALUE, "a pre-endgame split into 'parts' runs one stage a job: give one "
+                "'stages' entry (the client ranks between stages)",
+            )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

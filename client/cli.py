@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "until it is empty, then the endgame. Stages search the endgames deeper as they "
         "narrow the field; the chances of winning, ties and losses and the mean spread are "
         "shown for each move.",
-        f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 8 --stages 1:8,2:3",
+        f"anchor preendgame --cgp {PREENDGAME_CGP} --candidates 8 --stages 1:8,2:3 --parts 2",
         f"anchor preendgame --cgp {PREENDGAME_CGP} --leaves english.klv2 --stages 1:16,2:4 --json",
         f"anchor preendgame --cgp {PREENDGAME_CGP} --stages 2:8,0:2 --budget 10",
     )

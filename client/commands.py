@@ -625,7 +625,8 @@ def cmd_preendgame(args) -> int:
             found = preendgame.solve(client, request, parts=args.parts, timeout=args.timeout)
         except ServiceError as exc:
             raise AnchorError(str(exc)) from None
-        raw, elapsed = found.to_entry(), time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        raw = found.to_wire(elapsed * 1e6)
     else:
         raw, elapsed = _ask(args, redis_url, request)
     result = protocol.answer(raw, protocol.PreendgameResult)

@@ -38,6 +38,7 @@ Budget = Callable[[], "float | None"]  # seconds left for the next search (None:
 
 PREENDGAME_CANDIDATES = 16  # moves a turn's pre-endgame values (the play made and the pass too)
 PREENDGAME_SHOWN = 5
+PREENDGAME_SECONDS = 20.0  # a turn's pre-endgame at most: past it, its last finished stage
 
 
 def _float32(value: float) -> float:
@@ -151,11 +152,13 @@ def _preendgame(solver: Solver, turn, entry: dict, leaves, budget, lead: int, st
     if bag not in BAG_SIZES:
         return None
     made = entry["played"]
+    left = budget() if budget is not None else None  # None: no limit on the job
+    seconds = PREENDGAME_SECONDS if left is None else min(left, PREENDGAME_SECONDS)
     try:
         found = solve_preendgame(
             solver, turn.board, turn.event.rack, candidates=PREENDGAME_CANDIDATES, lead=lead,
             leaves=leaves, stages=stages, also=(made,),
-            budget_s=budget() if budget is not None else None,
+            budget_s=seconds,
         )  # fmt: skip
     except WorkLimitError as exc:
         if budget is not None:

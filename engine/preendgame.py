@@ -332,9 +332,10 @@ def solve_preendgame(
 
     stages: (plies, n) pairs: each stage values the top n of the one before (the first,
     of the candidates by static rank) with every endgame searched `plies` deep (None: to
-    the end of the game). cut: in the last stage, drop a candidate once it cannot win as
-    often as the best finished one. lead: the mover's score less the opponent's (for the
-    chances of winning). scoreless: scoreless turns already played in a row. budget_s:
+    the end of the game). cut: in the last stage, drop a candidate an earlier stage valued
+    once it cannot win as often as the best finished one (its earlier values stand).
+    lead: the mover's score less the opponent's (for the chances of winning). scoreless:
+    scoreless turns already played in a row. budget_s:
     seconds for the whole; when they run out, the last stage finished stands (WorkLimitError
     if the first did not finish). table_mb: the endgame table every solve here shares.
     threads: candidates valued at once, each thread on its own solver and table of
@@ -359,6 +360,12 @@ def solve_preendgame(
         isinstance(budget_s, int | float) and not isinstance(budget_s, bool) and 0 < budget_s <= 1e6
     ):
         raise InputError(f"budget_s must be a number of seconds in (0, 1e6], not {budget_s!r}")
+    limit = rules.end.scoreless_turns
+    if isinstance(scoreless, bool) or not isinstance(scoreless, int) or not 0 <= scoreless < limit:
+        raise InputError(
+            f"scoreless turns must be 0..{limit - 1} ({limit} end a {rules.name} game), "
+            f"not {scoreless!r}"
+        )
     position = Position.of(board, rack, zero_turns=scoreless).preendgame(BAG_SIZES)
     if leaves is not None and not hasattr(leaves, "table"):
         leaves = solver.leaves(leaves)
@@ -370,9 +377,6 @@ def solve_preendgame(
     deadline = None if budget_s is None else started + budget_s
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
         raise InputError(f"threads must be 1..{MAX_THREADS}, not {threads!r}")
-    searches = [_Search(solver, leaves, Table(table_mb), deadline)]
-    for _ in range(1, threads):  # a solver each (a generator's scratch is its own), a table each
-        searches.append(_Search(Solver(solver.lexicon, rules), leaves, Table(table_mb), deadline))
     whole = isinstance(parts, int) and not isinstance(parts, bool) and 1 <= parts <= MAX_PARTS
     if not whole or isinstance(part, bool) or not isinstance(part, int) or not 0 <= part < parts:
         raise InputError(
@@ -395,6 +399,11 @@ def solve_preendgame(
             moves.append(PASSED)  # the pass is always a candidate, past the count
     pass_index = next((i for i, m in enumerate(moves) if m.kind == PASS), None)
     kept_in = _also(solver, board, rack, moves, also, rules.max_exchange(k))
+    searches = [_Search(solver, leaves, Table(table_mb), deadline)]
+    for _ in range(
+        1, min(threads, len(moves))
+    ):  # a solver each (a generator's scratch is its own), a table each
+        searches.append(_Search(Solver(solver.lexicon, rules), leaves, Table(table_mb), deadline))
     total = comb(len(unseen), k)
 
     def modelled(move: Move) -> bool:
@@ -407,17 +416,12 @@ def solve_preendgame(
         found: dict[int, PreendgamePlay | None] = {}
         best = None
         for i in field_[t :: len(searches)]:
+            stop = best if cut and last and i in best_known else None  # only what stands
             outcomes, bound = _value_candidate(
-                searches[t], board, moves[i], tiles, unseen, k, scoreless, lead, plies,
-                best if cut and last else None,
-            )  # fmt: skip
-            if bound is not None:
-                earlier = best_known.get(i)
-                if earlier is None:  # no earlier stage: the outcomes valued before the cut
-                    count = sum(o.count for o in outcomes)
-                    earlier = _summary(moves[i], outcomes, modelled(moves[i]), number,
-                                       plies, count)  # fmt: skip
-                found[i] = _with_cut(earlier, bound)
+                searches[t], board, moves[i], tiles, unseen, k, scoreless, lead, plies, stop
+            )
+            if bound is not None:  # its earlier stage's values stand, with the bound
+                found[i] = _with_cut(best_known[i], bound)
                 continue
             found[i] = _summary(moves[i], outcomes, modelled(moves[i]), number, plies, total)
             best = max(best or 0.0, found[i].win_rate)

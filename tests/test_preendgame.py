@@ -477,3 +477,12 @@ def test_a_split_over_jobs_answers_as_one_process(mini):
                 assert all(r.parts == parts or r.only for r in client.asked)
         seen += 1
     assert seen >= 4
+
+
+def test_a_scoreless_count_past_the_limit_and_parts_in_the_cli_are_handled(mini, tmp_path):
+    """A game over by scoreless turns has no pre-endgame; `--parts` answers in-process."""
+    solver, rules = mini, mini.rules
+    board, rack, _, _, _ = next(positions(solver, range(100, 200)))
+    limit = rules.end.scoreless_turns
+    with pytest.raises(InputError, match="scoreless turns"):
+        solve_preendgame(solver, board, format_rack(rules, rack), scoreless=limit)

@@ -214,7 +214,7 @@ class PreendgameResult(Result):
     seconds: float = field(metadata=wire(_NUMBER, doc="time searched"))
     stages: list = field(metadata=wire(list, doc="`[plies, plays valued, seconds]` a stage run"))
     budget_hit: bool = field(
-        default=False, metadata=wire(bool, doc="time ran out: the last stage finished stands")
+        metadata=wire(bool, doc="time ran out: the last stage finished stands")
     )
 
 

@@ -5,6 +5,7 @@ and returns the exit status; errors are AnchorError, which `cli.main` prints."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -494,15 +495,19 @@ def cmd_endgame(args) -> int:
     return 0
 
 
-def _ask(args, redis_url: str | None, request) -> tuple[dict, float]:
+def _ask(args, redis_url: str | None, request, split=None) -> tuple[dict, float]:
     """One request answered in-process or by a worker (the command's service options): the
-    raw result and the seconds it took."""
+    raw result and the seconds it took. `split(client, request)`: a Result made of many
+    jobs instead (a pre-endgame over --parts)."""
     client = AnalysisClient(
         redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
     )
     started = time.perf_counter()
     try:
-        raw = client.analyze(request, timeout=args.timeout)
+        if split is None:
+            raw = client.analyze(request, timeout=args.timeout)
+        else:
+            raw = split(client, request).to_wire((time.perf_counter() - started) * 1e6)
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     return raw, time.perf_counter() - started
@@ -616,19 +621,10 @@ def cmd_preendgame(args) -> int:
         rack=args.rack, candidates=args.candidates, stages=args.stages, cut=args.cut,
         threads=threads, seconds=args.budget,
     )  # fmt: skip
-    if args.parts > 1:
-        client = AnalysisClient(
-            redis_url, queue=args.queue, lane=args.lane, job_timeout=max(30, int(args.timeout))
-        )
-        started = time.perf_counter()
-        try:
-            found = preendgame.solve(client, request, parts=args.parts, timeout=args.timeout)
-        except ServiceError as exc:
-            raise AnchorError(str(exc)) from None
-        elapsed = time.perf_counter() - started
-        raw = found.to_wire(elapsed * 1e6)
-    else:
-        raw, elapsed = _ask(args, redis_url, request)
+    split = None
+    if args.parts > 1:  # each stage dealt out to --parts jobs, ranked here between stages
+        split = functools.partial(preendgame.solve, parts=args.parts, timeout=args.timeout)
+    raw, elapsed = _ask(args, redis_url, request, split)
     result = protocol.answer(raw, protocol.PreendgameResult)
     if args.json:
         print(json.dumps(raw, ensure_ascii=False))

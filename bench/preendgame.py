@@ -7,15 +7,16 @@ in the bag, the mover's recorded rack known and the opponent's not (the CGP give
 the scores and scoreless turns as recorded; duplicates (the same game in two files) are
 dropped and the rest picked evenly across the records. Seeded self-played games (the top
 play by score each turn) stop at 1 or 2 tiles in the bag to fill in when the records give too
-few. Both engines rank candidates by equity with TWL06.klv2 and keep 32, 16, 8, 4 and 2 of
-them over 2- to 6-ply endgames (Anchor's default stages; MAGPIE's default -pegtopk). MAGPIE
-runs with its defaults otherwise (-pegnested true: a non-emptying play's reply is itself a
-small pre-endgame; Anchor models it by the best static reply), or -pegnested false with
---flat. Times are each engine's own (Anchor's Preendgame.seconds, the total MAGPIE prints),
-without loading the lexicon. A side that runs past --timeout is stopped there and its time
-shown as `>T`.
+few. Both engines keep 32, 16, 8, 4 and 2 candidates over 2- to 6-ply endgames (Anchor's
+default STAGES, MAGPIE's default -pegtopk); Anchor's first 32 are the top by equity
+(TWL06.klv2) and the pass, MAGPIE's the top of a greedy playout of every play. A play that
+leaves tiles in the bag: Anchor values it by the opponent's best static reply, the draws and
+then the endgame; MAGPIE by default (-pegnested true) by a small inner pre-endgame, with
+--flat (-pegnested false) by a greedy playout. Times are each engine's own (Anchor's
+Preendgame.seconds, the total MAGPIE prints), without loading the lexicon, with each one's
+finished stages timed too; a side that runs past --timeout is stopped there (`>T`).
 
-    .venv/bin/python bench/preendgame.py [--one 6] [--two 4] [--timeout 300] [--table-mb 16]
+    .venv/bin/python bench/preendgame.py [--one 6] [--two 4] [--timeout 70] [--table-mb 16]
         [--flat] [--only anchor|magpie]
 """
 
@@ -139,6 +140,7 @@ class Answer:
     spread: float = 0.0
     ranked: tuple[str, ...] = ()
     note: str = ""
+    stages: tuple[float, ...] = ()  # seconds of each endgame stage finished, 2-ply first
 
 
 def anchor_preendgame(solver, leaves, cgp: str, timeout: float, table_mb: float) -> Answer:
@@ -146,9 +148,17 @@ def anchor_preendgame(solver, leaves, cgp: str, timeout: float, table_mb: float)
     lead = pos.scores[0] - pos.scores[1]
     try:
         found = solve_preendgame(
-            solver, pos.board, pos.racks[0], lead=lead, budget_s=timeout, table_mb=table_mb,
-            leaves=leaves, scoreless=pos.zero_turns, stages=STAGES, threads=1,
-        )  # fmt: skip
+            solver,
+            pos.board,
+            pos.racks[0],
+            lead=lead,
+            budget_s=timeout,
+            table_mb=table_mb,
+            leaves=leaves,
+            scoreless=pos.zero_turns,
+            stages=STAGES,
+            threads=1,
+        )
     except WorkLimitError:
         return Answer(timeout, True, note="first stage unfinished")
     except AnchorError as exc:
@@ -157,9 +167,17 @@ def anchor_preendgame(solver, leaves, cgp: str, timeout: float, table_mb: float)
     names = tuple(magpie_name(p.move.notation) for p in found.plays)
     note = f"{found.solves} endgames, {found.nodes:,} nodes"
     if found.budget_hit:
-        note = f"stopped after stage {len(found.stages)}; " + note
-    return Answer(found.seconds, found.budget_hit, names[0], 100 * best.win_rate,
-                  lead + best.mean, names, note)  # fmt: skip
+        note = f"stopped in stage {len(found.stages) + 1}; " + note
+    return Answer(
+        found.seconds,
+        found.budget_hit,
+        names[0],
+        100 * best.win_rate,
+        lead + best.mean,
+        names,
+        note,
+        tuple(s for _, _, s in found.stages),
+    )
 
 
 def magpie_name(notation: str) -> str:
@@ -169,8 +187,10 @@ def magpie_name(notation: str) -> str:
 
 ROW = re.compile(
     r"^\s*(?:\d+-ply\s+|greedy\s+)?\d+\s+(pass|\S+ \S+)\s+\d+\s+\d+\s+\d+\s+"
-    r"([0-9.]+)\s+(-?[0-9.]+)\b"
+    r"([0-9.]+)\s+([-+]?[0-9.]+)\b"
 )
+# a row of its stage table: number, depth ('greedy' or 'N-ply eg'), candidates done/all, time
+STAGE = re.compile(r"^(\d+)\s+(?:greedy|\d+-ply eg)\s+(\d+)/(\d+)\s+\S+\s+([0-9.]+)s")
 
 
 def magpie_peg(folder: Path, cgp: str, timeout: float, nested: bool) -> Answer:
@@ -181,9 +201,14 @@ def magpie_peg(folder: Path, cgp: str, timeout: float, nested: bool) -> Answer:
         f"-pegtlim {timeout:g} -pegnested {'true' if nested else 'false'}\n"
     )
     # as in endgame.py: the position follows once the settings have put it in sync mode
-    proc = subprocess.Popen([str(folder / "bin" / "magpie")], cwd=folder, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(folder / "bin" / "magpie")],
+        cwd=folder,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         proc.stdin.write(settings)
         proc.stdin.flush()
@@ -199,17 +224,27 @@ def magpie_peg(folder: Path, cgp: str, timeout: float, nested: bool) -> Answer:
         return Answer(note=(out + err).strip()[-60:] or f"exit {proc.returncode}")
     secs = float(re.search(r"([0-9.]+)s$", total).group(1))
     over = "partial" in total or secs >= timeout
-    ranked = []
+    ranked, stages = [], []
     for line in lines[lines.index(total) + 1 :]:
         found = ROW.match(line)
         if found:
             ranked.append((found.group(1), float(found.group(2)), float(found.group(3))))
+        row = STAGE.match(line)
+        if row and row.group(1) != "0" and row.group(2) == row.group(3):
+            stages.append(float(row.group(4)))
     if not ranked:
         return Answer(secs, over, note=f"no ranking after {total!r}"[:60])
     stage = re.search(r"stage (\d+)", total).group(1)
-    note = f"stage {stage} partial" if "partial" in total else ""
+    note = f"stopped in stage {stage}" if "partial" in total else ""
     name, win, spread = ranked[0]
-    return Answer(secs, over, name, win, spread, tuple(r[0] for r in ranked), note)
+    return Answer(secs, over, name, win, spread, tuple(r[0] for r in ranked), note, tuple(stages))
+
+
+def place(play: str, ranked: tuple[str, ...]) -> str:
+    """Where `play` stands in an engine's ranking, 1 first ("no": not among its candidates)."""
+    if not play or not ranked:
+        return "-"
+    return str(ranked.index(play) + 1) if play in ranked else "no"
 
 
 def shown(answer: Answer, timeout: float) -> str:
@@ -223,7 +258,10 @@ def main() -> None:
     parser.add_argument("--one", type=int, default=6, help="positions with 1 tile in the bag")
     parser.add_argument("--two", type=int, default=4, help="positions with 2 tiles in the bag")
     parser.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds per position and engine"
+        "--timeout",
+        type=float,
+        default=70.0,
+        help="seconds per position and engine (default 70: 10 positions in under 25 min)",
     )
     parser.add_argument("--table-mb", type=float, default=16.0, help="Anchor's endgame table")
     parser.add_argument(
@@ -246,23 +284,29 @@ def main() -> None:
     short = {k: n - len(found[k]) for k, n in wanted.items() if len(found[k]) < n}
     extra = selfplay_preendgames(solver, short) if short else {}
     positions = [
-        (k, name, cgp)
-        for k in (1, 2)
-        for name, cgp in pick(found[k], wanted[k]) + extra.get(k, [])
+        (k, name, cgp) for k in (1, 2) for name, cgp in pick(found[k], wanted[k]) + extra.get(k, [])
     ]
     if args.list:
         for k, name, cgp in positions:
             print(k, name, cgp)
         return
     folder, why = (None, "not run (--only anchor)") if args.only == "anchor" else magpie_folder()
-    print(f"# MAGPIE: {why}; -pegnested {'false' if args.flat else 'true'}, -pegtlim "
-          f"{args.timeout:g}; Anchor: table {args.table_mb:g} MiB, budget_s {args.timeout:g}")  # fmt: skip
-    print("# spread: the mover's final spread (lead + mean gain) for the top play; "
-          "m#: MAGPIE's rank of Anchor's top play")  # fmt: skip
-    print("| position | bag | rack | lead | Anchor s | MAGPIE s | A/M | Anchor top (win%, spread) "
-          "| MAGPIE top (win%, spread) | agree | m# |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    results = []
+    print(
+        f"# MAGPIE: {why}; -pegnested {'false' if args.flat else 'true'}, -pegtlim "
+        f"{args.timeout:g}; Anchor: table {args.table_mb:g} MiB, budget_s {args.timeout:g}"
+    )
+    print(
+        "# time: each engine's own, s, `>T` stopped at the time limit; stages: endgame "
+        f"stages finished of {len(STAGES)}; spread: the mover's final spread (lead + mean "
+        "gain) for its top play; m#, a#: MAGPIE's rank of Anchor's top play, Anchor's of "
+        "MAGPIE's (no: not among its candidates)"
+    )
+    print(
+        "| position | bag | rack | lead | Anchor s | MAGPIE s | A/M | stages A, M "
+        "| Anchor top (win%, spread) | MAGPIE top (win%, spread) | agree | m#, a# |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    results, notes = [], []
     for k, name, cgp in positions:
         pos = parse_cgp(rules, cgp)
         ours = Answer(note="not run")
@@ -274,22 +318,30 @@ def main() -> None:
         both = ours.seconds is not None and theirs.seconds is not None
         timed = both and not ours.over and not theirs.over
         ratio = f"{ours.seconds / theirs.seconds:.2f}" if timed else "-"
-        agree = "-" if not (ours.top and theirs.top) else ("yes" if ours.top == theirs.top else "NO")
-        rank = (
-            str(theirs.ranked.index(ours.top) + 1) if ours.top in theirs.ranked
-            else "-" if not theirs.ranked or not ours.top else "absent"
-        )  # fmt: skip
+        agree = (
+            "-" if not (ours.top and theirs.top) else ("yes" if ours.top == theirs.top else "NO")
+        )
+        ranks = (place(ours.top, theirs.ranked), place(theirs.top, ours.ranked))
 
         def play(a: Answer) -> str:
             return f"{a.top} ({a.win:.1f}, {a.spread:+.1f})" if a.top else a.note
 
-        print(f"| {name} | {k} | {pos.racks[0]} | {pos.scores[0] - pos.scores[1]:+d} | "
-              f"{shown(ours, args.timeout)} | {shown(theirs, args.timeout)} | {ratio} | "
-              f"{play(ours)} | {play(theirs)} | {agree} | {rank} |", flush=True)  # fmt: skip
+        print(
+            f"| {name} | {k} | {pos.racks[0]} | {pos.scores[0] - pos.scores[1]:+d} | "
+            f"{shown(ours, args.timeout)} | {shown(theirs, args.timeout)} | {ratio} | "
+            f"{len(ours.stages)}, {len(theirs.stages)} | {play(ours)} | {play(theirs)} | "
+            f"{agree} | {ranks[0]}, {ranks[1]} |",
+            flush=True,
+        )
         for label, a in (("Anchor", ours), ("MAGPIE", theirs)):
-            if a.note and a.top:
-                print(f"#   {name} {label}: {a.note}")
+            if a.top:
+                times = "/".join(f"{t:.1f}" for t in a.stages) or "none"
+                notes.append(
+                    f"{name} {label}: stage times {times} s" + (f"; {a.note}" if a.note else "")
+                )
         results.append((k, ours, theirs, timed, agree))
+    for line in notes:
+        print(f"#   {line}")
     for k in (1, 2):
         rows = [r for r in results if r[0] == k]
         done = [r for r in rows if r[3]]
@@ -305,6 +357,18 @@ def main() -> None:
             line += "no position finished on both sides"
         agreed = sum(r[4] == "yes" for r in rows)
         print(f"{line}; top plays agree on {agreed} of {len(rows)}")
+        per_stage = []
+        for i, (plies, _keep) in enumerate(STAGES):
+            pairs = [
+                (r[1].stages[i], r[2].stages[i])
+                for r in rows
+                if len(r[1].stages) > i and len(r[2].stages) > i
+            ]
+            if pairs:
+                q = statistics.median(a / max(m, 1e-3) for a, m in pairs)
+                per_stage.append(f"{plies}-ply {q:.2f} ({len(pairs)})")
+        if per_stage:
+            print(f"  stage time ratio A/M, median (positions): {', '.join(per_stage)}")
 
 
 if __name__ == "__main__":

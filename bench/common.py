@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,3 +71,49 @@ def magpie_folder() -> tuple[Path | None, str]:
     if done.returncode or not folder or not (folder / "bin" / "magpie").exists():
         return None, f"build failed: {done.stderr.strip()[-200:]}"
     return folder, str(folder)
+
+
+@dataclass(slots=True)
+class Played:
+    """Where a seeded top-score game stopped: the board, both racks (the side to move's
+    first as `side`), the scores, the tiles left in the bag, passes in a row."""
+
+    board: object
+    racks: list
+    side: int
+    scores: list
+    bag: list
+    passes: int
+
+
+def top_score_game(solver, seed: int, bag_left: int = 0) -> Played:
+    """A game of TWL-style 7-tile racks from the bag seeded `seed`, each side playing its top
+    play by score, stopped once the bag holds `bag_left` tiles or fewer (or six passes)."""
+    import random
+
+    from anchor.engine import Board
+    from anchor.engine.notation import format_rack
+
+    rules = solver.rules
+    rng = random.Random(seed)
+    bag = [0] * rules.blanks + [rules.index(c) for c, n in rules.counts.items() for _ in range(n)]
+    rng.shuffle(bag)
+    racks = [[bag.pop() for _ in range(7)] for _ in range(2)]
+    scores = [0, 0]
+    board, side, passes = Board.empty(rules), 0, 0
+    while len(bag) > bag_left and passes < 6:
+        moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=1)
+        if not len(moves):
+            passes += 1
+            side = 1 - side
+            continue
+        passes = 0
+        move = moves[0]
+        for _, _, letter in move.placed:
+            racks[side].remove(0 if letter.islower() else rules.index(letter))
+        board = board.apply(move.placed)
+        scores[side] += move.score
+        while len(racks[side]) < 7 and bag:
+            racks[side].append(bag.pop())
+        side = 1 - side
+    return Played(board, racks, side, scores, bag, passes)

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import re
 import statistics
 import subprocess
 import time
 from pathlib import Path
 
-from common import DATA, header, magpie_folder
+from common import DATA, header, magpie_folder, top_score_game
 
-from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.notation import format_rack
 
 
@@ -57,29 +56,8 @@ def selfplay_endgames(solver: Solver, games: int) -> list[tuple[str, str]]:
     seed = 0
     while len(out) < games:
         seed += 1
-        rng = random.Random(seed)
-        bag = [0] * rules.blanks + [
-            rules.index(c) for c, n in rules.counts.items() for _ in range(n)
-        ]
-        rng.shuffle(bag)
-        racks = [[bag.pop() for _ in range(7)] for _ in range(2)]
-        scores = [0, 0]
-        board, side, passes = Board.empty(rules), 0, 0
-        while bag and passes < 6:
-            moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=1)
-            if not len(moves):
-                passes += 1
-                side = 1 - side
-                continue
-            passes = 0
-            move = moves[0]
-            for _, _, letter in move.placed:
-                racks[side].remove(0 if letter.islower() else rules.index(letter))
-            board = board.apply(move.placed)
-            scores[side] += move.score
-            while len(racks[side]) < 7 and bag:
-                racks[side].append(bag.pop())
-            side = 1 - side
+        game = top_score_game(solver, seed)
+        board, racks, side, scores, bag = game.board, game.racks, game.side, game.scores, game.bag
         if bag or not racks[side] or not racks[1 - side]:
             continue
         mine, theirs = (

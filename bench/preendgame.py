@@ -23,7 +23,6 @@ finished stages timed too; a side that runs past --timeout is stopped there (`>T
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import statistics
 import subprocess
@@ -31,9 +30,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import DATA, header, magpie_folder
+from common import DATA, header, magpie_folder, top_score_game
 
-from anchor.engine import Board, Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.errors import AnchorError, WorkLimitError
 from anchor.engine.gcg import EXCHANGE, PASS, PLAY, WITHDRAWN, read_gcg, replay
 from anchor.engine.legality import unseen_counts
@@ -90,29 +89,9 @@ def selfplay_preendgames(solver: Solver, wanted: dict[int, int]) -> dict[int, li
     seed = 0
     while any(len(out[k]) < n for k, n in wanted.items()) and seed < 1000:
         seed += 1
-        rng = random.Random(seed)
-        bag = [0] * rules.blanks + [
-            rules.index(c) for c, n in rules.counts.items() for _ in range(n)
-        ]
-        rng.shuffle(bag)
-        racks = [[bag.pop() for _ in range(7)] for _ in range(2)]
-        scores = [0, 0]
-        board, side, passes = Board.empty(rules), 0, 0
-        while len(bag) > 2 and passes < 6:
-            moves = solver.generate_moves(board, format_rack(rules, tuple(racks[side])), limit=1)
-            if not len(moves):
-                passes += 1
-                side = 1 - side
-                continue
-            passes = 0
-            move = moves[0]
-            for _, _, letter in move.placed:
-                racks[side].remove(0 if letter.islower() else rules.index(letter))
-            board = board.apply(move.placed)
-            scores[side] += move.score
-            while len(racks[side]) < 7 and bag:
-                racks[side].append(bag.pop())
-            side = 1 - side
+        game = top_score_game(solver, seed, bag_left=2)
+        board, racks, side, scores, bag = game.board, game.racks, game.side, game.scores, game.bag
+        passes = game.passes
         k = len(bag)
         if k in out and len(out[k]) < wanted[k] and passes == 0:
             rack = format_rack(rules, tuple(sorted(racks[side])))

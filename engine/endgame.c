@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 
 enum { BOUND_EXACT, BOUND_LOWER, BOUND_UPPER };
 
@@ -607,6 +608,30 @@ static void *helper_search(void *arg) {
     return NULL;
 }
 
+#define PAGE_BYTES 4096
+#define HUGE_PAGE_BYTES (2u << 20)
+
+TableEntry *endgame_table_new(int bits, int written) {
+    const size_t bytes = sizeof(TableEntry) << bits;
+    void *entries = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (entries == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= HUGE_PAGE_BYTES) madvise(entries, bytes, MADV_HUGEPAGE); /* advice: ignored where refused */
+#endif
+    if (written) endgame_table_write_pages(&(EndgameTable){entries, bits});
+    return entries;
+}
+
+void endgame_table_free(TableEntry *entries, int bits) {
+    if (entries) munmap(entries, sizeof(TableEntry) << bits);
+}
+
+void endgame_table_write_pages(const EndgameTable *table) {
+    volatile uint64_t *words = (volatile uint64_t *)table->entries;
+    const size_t count = (sizeof(TableEntry) / sizeof *words) << table->bits;
+    for (size_t i = 0; i < count; i += PAGE_BYTES / sizeof *words) words[i] = words[i];
+}
+
 /* Stop the helpers and wait for them; the search is one thread's from here. */
 static void join_helpers(Endgame *es, int started) {
     atomic_store(&es[0].shared->stop, 1);
@@ -641,8 +666,10 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
      * parts then picks the first in canonical order, as one search would */
     const int32_t alpha = split->has_floor ? split->floor - 1 : -VALUE_INF;
     if (threads > 1) { /* without it, no play is put off: the same answer */
-        shared.busy = calloc((size_t)1 << BUSY_BITS, sizeof *shared.busy);
+        shared.busy = malloc(sizeof *shared.busy << BUSY_BITS);
+        if (shared.busy) memset((void *)shared.busy, 0, sizeof *shared.busy << BUSY_BITS); /* written first: as the table */
         shared.busy_mask = ((uint64_t)1 << BUSY_BITS) - 1;
+        endgame_table_write_pages(table);
     }
     for (int h = 1; h < threads; h++, started++) {
         Endgame *helper = &es[h];

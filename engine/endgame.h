@@ -59,6 +59,20 @@ typedef struct {
     int bits;
 } EndgameTable;
 
+/* Zeroed entries for a table of 2^bits, on huge pages where the kernel gives them (a probe
+ * lands anywhere in the table: with 4 KiB pages nearly every one missed the TLB; 12% of a
+ * solve's time), or NULL. `written`: every page written now rather than at its first use,
+ * for a table threads will share (below). Released with endgame_table_free. */
+TableEntry *endgame_table_new(int bits, int written);
+void endgame_table_free(TableEntry *entries, int bits);
+
+/* Write every page of the table once. A table's first touch of a page is a probe (a read),
+ * which maps the kernel's shared zero page; the write that follows replaces it, and while
+ * other threads of the process run on other CPUs that costs a TLB flush on each (under a
+ * hypervisor an interrupt each): with two threads 40% of a solve's time went there and two
+ * threads were no faster than one. solve_endgame does this before its helpers start. */
+void endgame_table_write_pages(const EndgameTable *table);
+
 /* Which of the root's plays one search looks at, for a hard endgame split over workers:
  * the plays are numbered in the root's canonical order (order_plays without a table move:
  * a function of the position alone; the pass last), and number i is searched when

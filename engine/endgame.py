@@ -11,6 +11,7 @@ ranking with an empty bag (`endgame_equity`) is the fallback where no search is 
 from __future__ import annotations
 
 import array
+import mmap
 import threading
 import time
 from dataclasses import dataclass
@@ -188,9 +189,12 @@ class Table:
 
     __slots__ = ("bits", "_entries", "_owner", "_lock")
 
-    def __init__(self, table_mb: float = DEFAULT_TABLE_MB):
+    def __init__(self, table_mb: float = DEFAULT_TABLE_MB, written: bool = False):
+        """written: every page written now, not at its first use; for a table searched
+        while other threads of the process search (a pre-endgame's threads): see
+        _table_memory. A solve on several threads writes them itself."""
         self.bits = table_bits(table_mb)
-        self._entries = bytearray(ENTRY_BYTES << self.bits)
+        self._entries = _table_memory(ENTRY_BYTES << self.bits, written)
         self._owner: tuple | None = None
         self._lock = threading.Lock()
 
@@ -204,7 +208,7 @@ class Table:
             self._entries[:] = bytes(len(self._entries))
             self._owner = None
 
-    def _take(self, generator, end) -> bytearray | None:
+    def _take(self, generator, end) -> mmap.mmap | None:
         """The entries for a solve with `generator` and `end`, or None when busy."""
         if not self._lock.acquire(blocking=False):
             return None
@@ -216,6 +220,19 @@ class Table:
 
     def _give_back(self) -> None:
         self._lock.release()
+
+
+def _table_memory(size: int, written: bool) -> mmap.mmap:
+    """Zeroed memory for a kept table, on huge pages where the kernel gives them (as
+    endgame.h's endgame_table_new); `written`: every page written now (a page first read
+    maps the zero page, and the write that replaces it, while other threads of the process
+    run, costs a TLB flush on every CPU they run on)."""
+    memory = mmap.mmap(-1, size)
+    if size >= 2 << 20 and hasattr(mmap, "MADV_HUGEPAGE"):
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    if written:
+        memory[:: mmap.PAGESIZE] = bytes(-(-size // mmap.PAGESIZE))
+    return memory
 
 
 @dataclass(frozen=True, slots=True)

@@ -630,14 +630,14 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
             goto out;
         }
         table = (EndgameTable){table_view.buf, bits};
-    } else if (!(table.entries = calloc((size_t)1 << table_bits, sizeof(TableEntry)))) {
+    } else if (!(table.entries = endgame_table_new(table_bits, 0))) {
         PyErr_NoMemory();
         goto out;
     }
     EndgameAnswer *answer = malloc(sizeof *answer);
     if (!answer) {
         PyErr_NoMemory();
-        if (table_obj == Py_None) free(table.entries);
+        if (table_obj == Py_None) endgame_table_free(table.entries, table_bits);
         goto out;
     }
     const EndgameLimits limits = {plies, passed, threads, budget > 0.0, deadline_after(budget), (uint64_t)max_nodes};
@@ -646,7 +646,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, &table, &limits,
                            answer);
     Py_END_ALLOW_THREADS
-    if (table_obj == Py_None) free(table.entries);
+    if (table_obj == Py_None) endgame_table_free(table.entries, table_bits);
     if (failed == FAIL_CHECK) {
         PyErr_SetString(PyExc_AssertionError, "the endgame search: no play keeps the value it found (a bug)");
     } else if (failed) {

@@ -399,11 +399,14 @@ def solve_preendgame(
             moves.append(PASSED)  # the pass is always a candidate, past the count
     pass_index = next((i for i, m in enumerate(moves) if m.kind == PASS), None)
     kept_in = _also(solver, board, rack, moves, also, rules.max_exchange(k))
-    searches = [_Search(solver, leaves, Table(table_mb), deadline)]
+    written = min(threads, len(moves)) > 1  # searched while the other threads search
+    searches = [_Search(solver, leaves, Table(table_mb, written), deadline)]
     for _ in range(
         1, min(threads, len(moves))
     ):  # a solver each (a generator's scratch is its own), a table each
-        searches.append(_Search(Solver(solver.lexicon, rules), leaves, Table(table_mb), deadline))
+        searches.append(
+            _Search(Solver(solver.lexicon, rules), leaves, Table(table_mb, written), deadline)
+        )
     total = comb(len(unseen), k)
 
     def modelled(move: Move) -> bool:

@@ -193,7 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--parts",
         type=at_most(1024),
         default=1,
-        help="split the search over this many jobs (workers; the endgame's after its first play)",
+        help="split the search over this many jobs (workers; each searches the whole endgame, "
+        "on one table with the workers forked alongside it: see --split)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("together", "root"),
+        default="together",
+        help="how --parts share the work: together (every job the whole endgame; workers "
+        "forked from one `anchor worker --workers N` search one table, others each alone) or "
+        "root (the root's plays dealt out after the first: no memory shared, a table a job)",
     )
     p.add_argument(
         "--search-threads",

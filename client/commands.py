@@ -463,7 +463,9 @@ def cmd_endgame(args) -> int:
     )
     started = time.perf_counter()
     try:
-        result = endgame.solve(client, request, parts=args.parts, timeout=args.timeout)
+        result = endgame.solve(
+            client, request, parts=args.parts, timeout=args.timeout, split=args.split
+        )
     except ServiceError as exc:
         raise AnchorError(str(exc)) from None
     elapsed = time.perf_counter() - started

@@ -5,6 +5,7 @@
  * know nothing of Python, so the GIL is released around it.
  */
 #include "glue.h"
+#include "endgame_peers.h"
 #include "endgame.h"
 #include "kwg_check.h"
 #include "leave_table.h"
@@ -159,6 +160,15 @@ static PyMethodDef movegen_methods[] = {
     {"leave_table", py_leave_table, METH_VARARGS, leave_table_doc},
     {"position_fits", py_position_fits, METH_VARARGS, position_fits_doc},
     {"board_census", py_board_census, METH_VARARGS, board_census_doc},
+    {"peers_bytes", py_peers_bytes, METH_VARARGS,
+     "peers_bytes(slots, table_bits) -> the bytes of an endgame peers' region"},
+    {"peers_init", py_peers_init, METH_VARARGS,
+     "peers_init(region, slots, table_bits): lay out a zeroed writable buffer as a peers' region"},
+    {"peers_claim", py_peers_claim, METH_VARARGS,
+     "peers_claim(region, key, process) -> the slot of endgame `key` for process 0..63, or -1"},
+    {"peers_release", py_peers_release, METH_VARARGS,
+     "peers_release(region, slot, process): the process is done with the slot (slot -1: with\n"
+     "every slot, as when it was killed)"},
     {"check_rules", (PyCFunction)(void (*)(void))py_check_rules, METH_VARARGS | METH_KEYWORDS,
      check_rules_doc},
     {NULL, NULL, 0, NULL},
@@ -191,7 +201,9 @@ PyMODINIT_FUNC PyInit__movegen(void) {
         PyModule_AddIntConstant(m, "MAX_SCORE", MAX_SCORE) < 0 ||
         PyModule_AddIntConstant(m, "ENDGAME_MAX_PLIES", ENDGAME_MAX_PLIES) < 0 ||
         PyModule_AddIntConstant(m, "ENDGAME_MIN_TABLE", ENDGAME_MIN_TABLE) < 0 ||
-        PyModule_AddIntConstant(m, "ENDGAME_MAX_TABLE", ENDGAME_MAX_TABLE) < 0) {
+        PyModule_AddIntConstant(m, "ENDGAME_MAX_TABLE", ENDGAME_MAX_TABLE) < 0 ||
+        PyModule_AddIntConstant(m, "PEERS_MAX_PROCESSES", PEERS_MAX_PROCESSES) < 0 ||
+        PyModule_AddIntConstant(m, "PEERS_MAX_SLOTS", PEERS_MAX_SLOTS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

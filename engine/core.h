@@ -8,13 +8,14 @@
  * The algorithm units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c
  * (board preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words'
  * table as a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts
- * and self-played games), endgame.c (the exact endgame), infer.c (rack inference). The
+ * and self-played games), endgame.c (the exact endgame), endgame_peers.c (one endgame's
+ * table shared by processes), infer.c (rack inference). The
  * CPython glue (glue.h) is in units of its own: glue.c (what the methods share: a board and
  * rack read and checked, failures as exceptions), generator.c (the Generator type),
  * describe.c (plays as Python values), games.c (Generator.selfplay), inferring.c
  * (Generator.infer), rules.c (a ruleset read from Python), leave_table.c (leave values),
  * kwg_check.c (the KWG checker), shuffle.c (a self-played game's bag, as Python's random
- * shuffles it) and _movegen.c (the module).
+ * shuffles it), peers.c (endgame peers' regions from Python) and _movegen.c (the module).
  *
  * KWG node layout (little-endian uint32, the format of wolges/MAGPIE/Macondo):
  *   bits  0..21  arc index: first node of the child sibling list (0 = no children)

@@ -8,6 +8,7 @@
  * turn over. Each ply of the recursion owns its plays, their order and its line.
  */
 #include "endgame.h"
+#include "endgame_peers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,11 +49,12 @@ typedef struct {
     /* The positions some thread is searching now (deep enough to be worth it), by key: a
      * thread puts off such a play until its other plays are searched, by which time the
      * table often holds its value (ABDADA's idea, without the table's own counters). */
-    _Atomic uint64_t *busy;
+    _Atomic uint64_t *busy; /* NULL: nobody to share with (one thread, no peers) */
     uint64_t busy_mask;
+    PeerSlot *peer; /* searches of other processes on this table: a value one proves ends ours */
 } Shared;
 
-#define BUSY_BITS 14  /* 16,384 keys, 128 KiB */
+#define BUSY_BITS PEER_BUSY_BITS /* 16,384 keys, 128 KiB */
 #define BUSY_DEPTH 3  /* plays searched at least this deep are marked and put off */
 
 typedef struct {
@@ -308,7 +310,7 @@ static int32_t try_play(Endgame *e, int ply, int depth, int32_t alpha, int32_t b
     next->laid = 0;
     Shared *shared = e->shared;
     uint64_t child = 0;
-    if (shared->busy && shared->threads > 1 && depth >= BUSY_DEPTH) {
+    if (shared->busy && depth >= BUSY_DEPTH) {
         child = position_key(e, 0);
         atomic_store_explicit(&shared->busy[child & shared->busy_mask], child, memory_order_relaxed);
     }
@@ -361,7 +363,8 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
             return 0;
         }
     }
-    if (shared->threads > 1 && atomic_load_explicit(&shared->stop, memory_order_relaxed)) {
+    if (shared->busy && (atomic_load_explicit(&shared->stop, memory_order_relaxed) ||
+                         (shared->peer && atomic_load_explicit(&shared->peer->proven, memory_order_acquire)))) {
         e->failed = STOPPED;
         return 0;
     }
@@ -411,7 +414,7 @@ static int32_t negamax(Endgame *e, int ply, int depth, int32_t alpha, int32_t be
     const int restricted = ply == 0 && e->root_allowed;
     int32_t best = -VALUE_INF, a = alpha;
     uint32_t best_fp = 0;
-    const int share = shared->busy && shared->threads > 1 && depth >= BUSY_DEPTH;
+    const int share = shared->busy && depth >= BUSY_DEPTH;
     size_t later = 0;
     for (size_t i = 0; i <= n + later; i++) {
         const uint32_t index = i <= n ? p->order[i].index : p->later[i - n - 1];
@@ -550,6 +553,7 @@ static int searcher_init(Endgame *e, const Core *g, const uint8_t *board, const 
     e->table = table->entries;
     e->plies_buf = calloc(ENDGAME_MAX_PLIES + 1, sizeof *e->plies_buf);
     if (!e->table || !e->plies_buf) return FAIL_MEMORY;
+    e->board_key = shared->peer ? shared->peer->salt : 0; /* a peers' slot salts its keys */
     memcpy(e->board, board, (size_t)(r->rows * r->cols));
     for (int i = 0; i < r->rows * r->cols; i++)
         if (board[i]) e->board_key ^= square_key(i, board[i]);
@@ -632,17 +636,28 @@ void endgame_table_write_pages(const EndgameTable *table) {
     for (size_t i = 0; i < count; i += PAGE_BYTES / sizeof *words) words[i] = words[i];
 }
 
-/* Stop the helpers and wait for them; the search is one thread's from here. */
+/* Stop the helpers and wait for them; the search is one thread's from here, and no
+ * longer watches its peers (the canonical line is its own walk). */
 static void join_helpers(Endgame *es, int started) {
     atomic_store(&es[0].shared->stop, 1);
     for (int h = 1; h < started; h++) pthread_join(es[h].thread, NULL);
     es[0].shared->threads = 1;
+    es[0].shared->busy = NULL;
     atomic_store(&es[0].shared->stop, 0);
+}
+
+/* A value this process proved, for its peers: they stop and answer it. */
+static void tell_peers(const Shared *shared, int32_t value, int depth) {
+    PeerSlot *s = shared->peer;
+    if (!s || atomic_load(&s->proven)) return;
+    s->value = value;
+    s->depth = depth;
+    atomic_store_explicit(&s->proven, 1, memory_order_release);
 }
 
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, const EndgameTable *table,
-                  const EndgameLimits *limits, EndgameAnswer *answer) {
+                  const EndgamePeer *peer, const EndgameLimits *limits, EndgameAnswer *answer) {
     const int threads = limits->threads < 1 ? 1 : limits->threads > ENDGAME_MAX_THREADS ? ENDGAME_MAX_THREADS : limits->threads;
     const int plies = limits->plies, passed = limits->passed;
     Shared shared = {.threads = threads};
@@ -665,12 +680,19 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     /* with a floor, a play worth exactly the floor is still told apart: the merge of the
      * parts then picks the first in canonical order, as one search would */
     const int32_t alpha = split->has_floor ? split->floor - 1 : -VALUE_INF;
-    if (threads > 1) { /* without it, no play is put off: the same answer */
-        shared.busy = malloc(sizeof *shared.busy << BUSY_BITS);
-        if (shared.busy) memset((void *)shared.busy, 0, sizeof *shared.busy << BUSY_BITS); /* written first: as the table */
-        shared.busy_mask = ((uint64_t)1 << BUSY_BITS) - 1;
-        endgame_table_write_pages(table);
+    _Atomic uint64_t *own_busy = NULL;
+    /* peers search whole roots only: a part's root value is not the position's */
+    if (peer && peer->slot && !e->root_allowed && !split->has_floor) {
+        shared.peer = peer->slot;
+        shared.busy = peer->busy;
+        e->board_key ^= peer->slot->salt; /* as searcher_init salts the helpers' */
+    } else if (threads > 1) { /* without it, no play is put off: the same answer */
+        own_busy = malloc(sizeof *own_busy << BUSY_BITS);
+        if (own_busy) memset((void *)own_busy, 0, sizeof *own_busy << BUSY_BITS); /* written first: as the table */
+        shared.busy = own_busy;
     }
+    shared.busy_mask = ((uint64_t)1 << BUSY_BITS) - 1;
+    if (own_busy) endgame_table_write_pages(table); /* a peers' table is shared memory: no zero page */
     for (int h = 1; h < threads; h++, started++) {
         Endgame *helper = &es[h];
         helper->helper = h;
@@ -682,32 +704,41 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
             pthread_create(&helper->thread, NULL, helper_search, helper))
             break; /* fewer helpers: the answer is the same */
     }
-    int done = 0;
+    int done = 0, from_peer = 0; /* the value is a peer's proof: only the line is ours */
     /* Iterations two plies apart: a search ending on the side to move's turn and one ending
      * on the other's guess differently, and each odd iteration paid for the even one before
      * it (bench/endgame_nodes.py: 29% fewer nodes on the records' endgames). */
     for (int depth = 1;;) {
         e->horizons = 0;
-        int32_t v = negamax(e, 0, depth, alpha, VALUE_INF, passed);
+        /* a peer's proof (before this search began, or during it) answers */
+        from_peer = shared.peer && atomic_load_explicit(&shared.peer->proven, memory_order_acquire);
+        int32_t v = from_peer ? 0 : negamax(e, 0, depth, alpha, VALUE_INF, passed);
         const Endgame *found = e; /* whose iteration answers */
-        if (e->failed == STOPPED) {
+        if (e->failed == STOPPED || from_peer) {
             join_helpers(es, started);
             started = 1;
             e->failed = 0;
             const int by = atomic_load(&shared.proven_by);
-            if (!by) { /* a helper spent the time or the nodes */
+            if (by) {
+                found = &es[by]; /* a helper's exact iteration: its value, depth and line */
+                v = found->value;
+                depth = found->depth;
+                from_peer = 0;
+            } else if (shared.peer && atomic_load_explicit(&shared.peer->proven, memory_order_acquire)) {
+                v = shared.peer->value; /* its line is walked below, as for our own proof */
+                depth = shared.peer->depth;
+                from_peer = 1;
+            } else { /* a helper spent the time or the nodes */
                 e->failed = FAIL_TIME;
                 break;
             }
-            found = &es[by]; /* a helper's exact iteration: its value, depth and line */
-            v = found->value;
-            depth = found->depth;
         }
         if (e->failed) break;
         done = 1;
         answer->value = v;
         answer->depth = depth;
-        answer->exact = found == e ? e->horizons == 0 : 1;
+        answer->exact = found == e && !from_peer ? e->horizons == 0 : 1;
+        if (answer->exact && !from_peer) tell_peers(&shared, v, depth);
         answer->below_floor = v <= alpha;
         answer->line_len = found->plies_buf[0].line_len;
         memcpy(answer->line, found->plies_buf[0].line, (size_t)answer->line_len * sizeof *answer->line);
@@ -717,6 +748,8 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     }
     if (started > 1) join_helpers(es, started);
     started = 1;
+    shared.busy = NULL; /* the line below is this thread's own walk, watching no peer */
+    shared.peer = NULL;
     if (!done) {
         failed = e->failed ? e->failed : FAIL_TIME;
     } else if (e->failed == FAIL_MEMORY) {
@@ -735,8 +768,9 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
             answer->line_len = line->line_len;
             answer->root = line->root;
             memcpy(answer->line, line->line, (size_t)line->line_len * sizeof *line->line);
-        } else if (bad != FAIL_TIME) {
-            failed = bad; /* FAIL_CHECK: the value was not what the search said; a bug */
+        } else if (bad != FAIL_TIME || from_peer) {
+            failed = bad; /* FAIL_CHECK: the value was not what the search said; a bug. A peer's
+                           * value without its line (out of time walking it) is no answer */
         }
         free(line);
     }
@@ -747,7 +781,7 @@ out:
         answer->nodes += es[h].nodes;
         searcher_free(&es[h]);
     }
-    free((void *)shared.busy);
+    free((void *)own_busy);
     free(es);
     return failed;
 }

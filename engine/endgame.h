@@ -73,6 +73,14 @@ void endgame_table_free(TableEntry *entries, int bits);
  * threads were no faster than one. solve_endgame does this before its helpers start. */
 void endgame_table_write_pages(const EndgameTable *table);
 
+/* A slot of endgame peers (endgame_peers.h) a solve searches with: its table is the
+ * solve's, its busy keys the solve's, and a value any peer proves ends the solve. */
+typedef struct PeerSlot PeerSlot;
+typedef struct {
+    PeerSlot *slot;
+    _Atomic uint64_t *busy; /* 2^PEER_BUSY_BITS keys */
+} EndgamePeer;
+
 /* Which of the root's plays one search looks at, for a hard endgame split over workers:
  * the plays are numbered in the root's canonical order (order_plays without a table move:
  * a function of the position alone; the pass last), and number i is searched when
@@ -120,6 +128,6 @@ typedef struct {
  * the search found (a bug). */
 int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MAX_LETTERS + 1],
                   const EndRules *end, const RootSplit *split, const EndgameTable *table,
-                  const EndgameLimits *limits, EndgameAnswer *answer);
+                  const EndgamePeer *peer, const EndgameLimits *limits, EndgameAnswer *answer);
 
 #endif

@@ -14,12 +14,14 @@ import array
 import mmap
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from . import _movegen
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .moves import PASS, RECORD, Move, decode
+from .peers import Peer
 from .rules import MAX_LETTERS, Ruleset
 
 MAX_PLIES = _movegen.ENDGAME_MAX_PLIES
@@ -275,12 +277,17 @@ def solve_part(
     max_nodes: int | None = None,
     table: Table | None = None,
     threads: int = 1,
+    peer: Peer | None = None,
+    identity: bytes = b"",
 ) -> Part:
     """The endgame with `rack` to move against `opponent` (tile numbers), on the root's
     plays `split` names (all by default): Solver.solve_endgame and its split. `table`: one
     kept across solves (table_mb is then its size, not this solve's). threads: searches at
     once on the table (a proven value and its line are the same for any number; an unproven
-    answer, cut by plies, budget_s or max_nodes, may differ with more than one)."""
+    answer, cut by plies, budget_s or max_nodes, may differ with more than one). peer: the
+    solve searches with the other processes' solves of this endgame (engine/peers.py;
+    identity: the lexicon's and rules', peers.identity), on their table rather than
+    `table`; a split, or a table kept, searches alone."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -311,41 +318,38 @@ def solve_part(
         raise InputError(f"threads must be 1..{MAX_THREADS}, not {threads!r}")
     if table is not None and not isinstance(table, Table):
         raise InputError(f"table must be an endgame Table, not {type(table).__name__}")
+    if peer is not None and not isinstance(peer, Peer):
+        raise InputError(f"peer must be an endgame Peer, not {type(peer).__name__}")
     end = rules.end
     entries = None
+    together = peer is not None and table is None and split == Split()
+    racks = (bytes(counts[0]), bytes(counts[1]))
+    claim = (
+        peer.slot(peer.peers.key(identity, board.cells, racks, passed))
+        if together
+        else nullcontext()
+    )
     started = time.perf_counter()
-    try:
-        entries = table._take(generator, end) if table is not None else None
-        value, depth, exact, nodes, records, root, below, none = generator.endgame(
-            board.cells,
-            bytes(counts[0]),
-            bytes(counts[1]),
-            plies,
-            budget_s or 0.0,
-            bits,
-            passed,
-            end.going_out,
-            end.stuck_loses_own,
-            end.scoreless_loses_own,
-            split.first,
-            -1 if split.last is None else split.last,
-            split.parts,
-            split.part,
-            split.floor,
-            max_nodes or 0,
-            entries,
-            threads,
-        )
-    except TimeoutError:
-        limit = f"{budget_s:g} s" if budget_s is not None else f"{max_nodes:,} positions"
-        raise WorkLimitError(
-            f"the endgame search did not finish its first iteration within {limit}"
-        ) from None
-    except ValueError as exc:  # a split out of range
-        raise InputError(str(exc)) from None
-    finally:
-        if entries is not None:
-            table._give_back()
+    with claim as claimed:
+        region, number = claimed or (None, -1)
+        try:
+            entries = table._take(generator, end) if table is not None else None
+            value, depth, exact, nodes, records, root, below, none = generator.endgame(
+                board.cells, *racks, plies, budget_s or 0.0, bits, passed, end.going_out,
+                end.stuck_loses_own, end.scoreless_loses_own, split.first,
+                -1 if split.last is None else split.last, split.parts, split.part, split.floor,
+                max_nodes or 0, entries, threads, region, number,
+            )  # fmt: skip
+        except TimeoutError:
+            limit = f"{budget_s:g} s" if budget_s is not None else f"{max_nodes:,} positions"
+            raise WorkLimitError(
+                f"the endgame search did not finish its first iteration within {limit}"
+            ) from None
+        except ValueError as exc:  # a split out of range
+            raise InputError(str(exc)) from None
+        finally:
+            if entries is not None:
+                table._give_back()
     seconds = time.perf_counter() - started
     endgame = Endgame(value, line_moves(board, records), depth, bool(exact), nodes, seconds)
     return Part(endgame, root, bool(below), bool(none))

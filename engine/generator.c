@@ -9,6 +9,7 @@
 #include "leave_table.h"
 #include "playout.h"
 #include "endgame.h"
+#include "endgame_peers.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -559,7 +560,7 @@ PyDoc_STRVAR(describe_doc,
 PyDoc_STRVAR(endgame_doc,
 "endgame(cells, rack, other, plies, budget, table_bits, passed, going_out, stuck_loses_own,\n"
 "        scoreless_loses_own, first=0, last=-1, parts=1, part=0, floor=None, max_nodes=0,\n"
-"        table=None, threads=1)\n"
+"        table=None, threads=1, peers=None, slot=-1)\n"
 "    -> (value, depth, exact, nodes, line, root, below_floor, no_plays)\n\n"
 "The exact endgame (endgame.h): `rack` to move, `other` the opponent's (alphabet+1 tile\n"
 "counts each); iterations 1, 3, .. plies until one is exact; 2^table_bits table entries,\n"
@@ -570,25 +571,28 @@ PyDoc_STRVAR(endgame_doc,
 "iteration completed (TimeoutError when none was). line: 32-byte move records, each on\n"
 "the board the ones before it leave (length 0: a pass). first, last, parts, part, floor:\n"
 "the root's plays searched (RootSplit, endgame.h); root: the line's first play by its\n"
-"number in the root's canonical order.");
+"number in the root's canonical order. peers, slot: a peers' region (peers_init) and the\n"
+"slot peers_claim gave this endgame: its table instead of `table`, searched with every other\n"
+"process's solve in the slot (whole roots only; a split searches alone on the slot's table).");
 
 static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"cells", "rack", "other", "plies", "budget", "table_bits", "passed",
                             "going_out", "stuck_loses_own", "scoreless_loses_own", "first", "last",
-                            "parts", "part", "floor", "max_nodes", "table", "threads", NULL};
-    Py_buffer cells_view, rack_views[2], table_view = {0};
-    PyObject *table_obj = Py_None;
-    int threads = 1;
+                            "parts", "part", "floor", "max_nodes", "table", "threads", "peers", "slot", NULL};
+    Py_buffer cells_view, rack_views[2], table_view = {0}, peers_view = {0};
+    PyObject *table_obj = Py_None, *peers_obj = Py_None;
+    int threads = 1, slot = -1;
     int plies, table_bits, passed;
     double budget;
     EndRules end;
     RootSplit split = {0, -1, 1, 0, 0, 0};
     PyObject *floor_obj = Py_None;
     unsigned long long max_nodes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOKOi", names, &cells_view, &rack_views[0],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*y*y*idipipp|iiiiOKOiOi", names, &cells_view, &rack_views[0],
                                      &rack_views[1], &plies, &budget, &table_bits, &passed, &end.going_out,
                                      &end.stuck_loses_own, &end.scoreless_loses_own, &split.first, &split.last,
-                                     &split.parts, &split.part, &floor_obj, &max_nodes, &table_obj, &threads))
+                                     &split.parts, &split.part, &floor_obj, &max_nodes, &table_obj, &threads,
+                                     &peers_obj, &slot))
         return NULL;
     const Rules *r = &self->core.rules;
     PyObject *result = NULL;
@@ -618,7 +622,17 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     const uint8_t *board = cells_view.buf;
     if (read_position(r, "endgame", &cells_view, 0, rack_views, 2, 1, NULL, racks) < 0) goto out;
     EndgameTable table = {NULL, table_bits};
-    if (table_obj != Py_None) {
+    EndgamePeer peer = {NULL, NULL};
+    if (peers_obj != Py_None) {
+        if (PyObject_GetBuffer(peers_obj, &peers_view, PyBUF_WRITABLE) < 0) goto out;
+        const PeersHeader *h = endgame_peers_check(peers_view.buf, (size_t)peers_view.len);
+        if (!h || slot < 0 || (uint32_t)slot >= h->slots) {
+            PyErr_SetString(PyExc_ValueError, "endgame: peers must be a region peers_init laid out, slot one of its");
+            goto out;
+        }
+        peer = (EndgamePeer){endgame_peers_slot(peers_view.buf, slot), endgame_peers_busy(peers_view.buf, slot)};
+        table = endgame_peers_table(peers_view.buf, slot);
+    } else if (table_obj != Py_None) {
         if (PyObject_GetBuffer(table_obj, &table_view, PyBUF_WRITABLE) < 0) goto out;
         const Py_ssize_t entries = table_view.len / (Py_ssize_t)sizeof(TableEntry);
         int bits = 0;
@@ -637,16 +651,17 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     EndgameAnswer *answer = malloc(sizeof *answer);
     if (!answer) {
         PyErr_NoMemory();
-        if (table_obj == Py_None) endgame_table_free(table.entries, table_bits);
+        if (table_obj == Py_None && peers_obj == Py_None) endgame_table_free(table.entries, table_bits);
         goto out;
     }
     const EndgameLimits limits = {plies, passed, threads, budget > 0.0, deadline_after(budget), (uint64_t)max_nodes};
     int failed;
     Py_BEGIN_ALLOW_THREADS
-    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, &table, &limits,
+    failed = solve_endgame(&self->core, board, (const uint8_t(*)[MAX_LETTERS + 1])racks, &end, &split, &table,
+                           peer.slot ? &peer : NULL, &limits,
                            answer);
     Py_END_ALLOW_THREADS
-    if (table_obj == Py_None) endgame_table_free(table.entries, table_bits);
+    if (table_obj == Py_None && peers_obj == Py_None) endgame_table_free(table.entries, table_bits);
     if (failed == FAIL_CHECK) {
         PyErr_SetString(PyExc_AssertionError, "the endgame search: no play keeps the value it found (a bug)");
     } else if (failed) {
@@ -660,6 +675,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
     free(answer);
 out:
     if (table_view.obj) PyBuffer_Release(&table_view);
+    if (peers_view.obj) PyBuffer_Release(&peers_view);
     PyBuffer_Release(&cells_view);
     PyBuffer_Release(&rack_views[0]);
     PyBuffer_Release(&rack_views[1]);

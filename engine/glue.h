@@ -71,4 +71,10 @@ PyObject *py_check_rules(PyObject *mod, PyObject *args, PyObject *kw);
 /* shuffle.c: shuffled(key, items) -> bytes, as random.Random(seed).shuffle */
 PyObject *py_shuffled(PyObject *self, PyObject *args);
 
+/* peers.c: endgame peers' regions (endgame_peers.h) */
+PyObject *py_peers_bytes(PyObject *self, PyObject *args);
+PyObject *py_peers_init(PyObject *self, PyObject *args);
+PyObject *py_peers_claim(PyObject *self, PyObject *args);
+PyObject *py_peers_release(PyObject *self, PyObject *args);
+
 #endif

@@ -14,6 +14,7 @@ from .leaves import Leaves
 from .lexicon import Lexicon, LexiconWarning, anagram_path
 from .moves import EQUITY, Move, MoveList, exchanges
 from .notation import Play, parse_play, parse_rack
+from .peers import Peer, identity
 from .rules import Ruleset
 from .scoring import Score, Validation, score_play, validate_play
 
@@ -24,7 +25,7 @@ MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
 class Solver:
     """Scores, validates and (with the move generator) finds plays for one lexicon."""
 
-    __slots__ = ("lexicon", "rules", "_generator", "_describe", "_leaves", "_racks")
+    __slots__ = ("lexicon", "rules", "_generator", "_describe", "_leaves", "_racks", "_identity")
 
     def __init__(self, lexicon: Lexicon, rules: Ruleset | None = None):
         rules = rules or lexicon.rules
@@ -37,6 +38,7 @@ class Solver:
         self.rules = rules
         self._leaves: dict[str, Leaves] = {}
         self._racks: dict[str, tuple[tuple[int, ...], bytes]] = {}
+        self._identity: bytes | None = None  # the lexicon's and rules' digest, for endgame peers
         try:
             self._generator = _movegen.Generator(
                 lexicon.buffer,
@@ -216,6 +218,7 @@ class Solver:
         max_nodes: int | None = None,
         table: _endgame.Table | None = None,
         threads: int = 1,
+        peer: Peer | None = None,
     ) -> _endgame.Endgame:
         """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
         holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
@@ -225,10 +228,12 @@ class Solver:
         searched (the same answer on every machine). table: an endgame Table kept across
         solves (one game's turns): positions an earlier solve proved cost nothing again.
         threads: searches at once on one table (a proven value and its line are the same
-        for any number)."""
+        for any number). peer: search with other processes' solves of this endgame on one
+        table (engine/peers.py: workers forked from one process); the same answer."""
         return self.solve_endgame_part(
             board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
             scoreless=scoreless_turns, max_nodes=max_nodes, table=table, threads=threads,
+            peer=peer,
         ).endgame  # fmt: skip
 
     def solve_endgame_part(
@@ -241,6 +246,10 @@ class Solver:
         other, _ = self._rack(opponent_rack)
         if "scoreless_turns" in search:
             search["scoreless"] = search.pop("scoreless_turns")
+        if search.get("peer") is not None:
+            if self._identity is None:
+                self._identity = identity(self.lexicon.buffer, self.rules)
+            search["identity"] = self._identity
         return _endgame.solve_part(
             self._generator,
             self.rules,

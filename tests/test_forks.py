@@ -210,3 +210,79 @@ def test_a_stop_while_forking_forks_no_more_and_stops_those_forked():
     assert done.returncode == 0, done.stderr[-2000:]
     status, seconds = done.stdout.split()
     assert status == "0" and float(seconds) < 10  # not the workers' 60 s
+
+
+KILLED_HOLDING_A_SLOT = """
+import os, sys
+from anchor.engine import _movegen
+from anchor.engine.peers import Peers
+from anchor.worker import forks
+
+peers = Peers(1, 10)
+marker = sys.argv[1]
+
+def serve(index):
+    if not os.path.exists(marker):  # the first life: dies holding the endgame slot
+        open(marker, "w").close()
+        os._exit(70 if _movegen.peers_claim(peers._region, 5, index) == 0 else 3)
+    # started again: the slot is free for another endgame only if its holder was let go
+    return 0 if _movegen.peers_claim(peers._region, 6, index + 1) == 0 else 2  # 2: no restart
+
+print(forks.supervise(1, serve, ended=peers.forget if sys.argv[2] == "forget" else None))
+"""
+
+
+def test_a_worker_killed_holding_an_endgame_slot_lets_it_go(tmp_path):
+    """The parent lets a dead worker's endgame peers' slots go (supervise's `ended`): without
+    that, a slot stayed held by a process that no longer exists."""
+    for how, status in (("forget", "0"), ("keep", "2")):
+        marker = tmp_path / how
+        done = subprocess.run(
+            [sys.executable, "-c", KILLED_HOLDING_A_SLOT, str(marker), how],
+            capture_output=True, text=True, cwd=ROOT, timeout=60,
+        )  # fmt: skip
+        assert done.stdout.split()[-1:] == [status], (how, done.stdout, done.stderr[-2000:])
+
+
+def test_forked_workers_solve_one_endgame_together(server, tmp_path):
+    """Two jobs of one endgame on two forked workers search one table (engine/peers.py):
+    both answer the value and line one process finds, with about one search's positions
+    between them (two searches' when nothing is shared), and the endgame asked again is
+    answered from the table the slot kept."""
+    from anchor.client import endgame
+    from anchor.worker.runner import LexiconRegistry, run_request
+
+    from .service import TWL06
+    from .test_endgame import real_endgames
+
+    queue, names = "peers", ["peer-1", "peer-2"]
+    log = open(tmp_path / "workers.log", "w")
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "anchor.client.cli", "worker", "--redis-url", server.url,
+         "--queue", queue, "--name", "peer", "--workers", "2", "--lexicon",
+         f"twl06@english={TWL06}", "--maintenance-interval", "1"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )  # fmt: skip
+    r = redis.Redis.from_url(server.url)
+    local = LexiconRegistry({"twl06": str(TWL06)})
+    try:
+        wait_until(lambda: len(registered(r, names)) == 2, 60, "two forked workers")
+        client = AnalysisClient(server.url, queue=queue)
+        for name in ("line26", "line31"):
+            request = p.EndgameRequest(cgp=real_endgames()[name], lexicon="twl06")
+            one = run_request(request, local)
+            assert one["exact"], name
+            together = endgame.solve(client, request, parts=2, timeout=120)
+            assert together.exact and together.parts == 2, name
+            assert (together.value, together.moves) == (one["value"], one["moves"]), name
+            assert together.nodes < 1.5 * one["nodes"], (name, together.nodes, one["nodes"])
+            again = endgame.solve(client, request, parts=2, timeout=120)
+            assert (again.value, again.moves) == (one["value"], one["moves"]), name
+            assert again.nodes < one["nodes"] / 2, (name, again.nodes, one["nodes"])
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(90) == 0
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        log.close()
+    assert "Traceback" not in (tmp_path / "workers.log").read_text()

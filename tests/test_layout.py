@@ -82,7 +82,7 @@ def test_the_client_reaches_the_worker_in_one_place():
 
 
 ALGORITHM_UNITS = [
-    "search", "bounds", "board", "tables", "rank", "endgame", "playout",
+    "search", "bounds", "board", "tables", "rank", "endgame", "endgame_peers", "playout",
     "anagram_file", "leave_table", "kwg_check",
 ]  # fmt: skip
 
@@ -113,7 +113,14 @@ def test_the_c_algorithm_units_compile_without_python(tmp_path):
             text=True,
         )
         assert done.returncode == 0, f"{unit}.c:\n{done.stderr[-2000:]}"
-    for header in ("core.h", "endgame.h", "playout.h", "leave_table.h", "kwg_check.h"):
+    for header in (
+        "core.h",
+        "endgame.h",
+        "endgame_peers.h",
+        "playout.h",
+        "leave_table.h",
+        "kwg_check.h",
+    ):
         text = (ROOT / "engine" / header).read_text()
         assert "#include <Python.h>" not in text and "PyObject" not in text, header
 

@@ -437,7 +437,7 @@ def test_endgame_split_over_two_workers_gives_the_one_process_answer(server, que
         request = p.EndgameRequest(cgp=cgp, lexicon="twl06")
         one = run_request(request, local)
         for parts in (2, 3):
-            fleet = endgame.solve(client, request, parts=parts, timeout=120)
+            fleet = endgame.solve(client, request, parts=parts, timeout=120, split="root")
             assert fleet.exact and one["exact"], name
             assert (fleet.value, fleet.moves) == (one["value"], one["moves"]), (name, parts)
             assert fleet.parts == parts + 1

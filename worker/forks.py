@@ -29,14 +29,19 @@ STOPS = (signal.SIGTERM, signal.SIGINT)  # forwarded to the workers
 
 
 def supervise(
-    count: int, serve: Callable[[int], int], orphaned: Callable[[], None] | None = None
+    count: int,
+    serve: Callable[[int], int],
+    orphaned: Callable[[], None] | None = None,
+    ended: Callable[[int], None] | None = None,
 ) -> int:
     """Fork `count` workers, each running serve(index) in its own process, until every
     one has ended; the exit status is 0 when each ended with 0 (or was stopped by the
     signal forwarded to it), else the first other. A worker refused its configuration
     (status 2) stops the others: a pool short of a worker is not what was asked for.
     `orphaned` runs in a worker that ends after its parent died (killed outright): what the
-    parent would have released at its exit (the lexicon snapshots) is released there."""
+    parent would have released at its exit (the lexicon snapshots) is released there.
+    `ended(index)` runs in the parent when worker `index` has ended, before any restart: what
+    it held in memory shared with the others (its endgame peers' slots) is let go."""
     gc.collect()  # what is garbage by now goes before the rest is frozen and shared
     gc.freeze()  # what is loaded by now is shared; keep the collector off its pages
     children: dict[int, tuple[int, float]] = {}  # pid -> (index, started)
@@ -110,6 +115,8 @@ def supervise(
             index, started = children.pop(pid, (None, 0.0))
             if index is None:
                 continue
+            if ended is not None:
+                ended(index)
             code = os.waitstatus_to_exitcode(raw)
             if stop["signal"] and code in (0, -signal.SIGTERM, -signal.SIGINT):
                 continue  # stopped as asked

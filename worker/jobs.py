@@ -12,6 +12,7 @@ from rq.timeouts import JobTimeoutException
 
 from anchor.client import protocol as p
 from anchor.client.protocol.serializer import Packed
+from anchor.engine.peers import Peer
 
 from .exchange import Pools
 from .metrics import Metrics
@@ -30,6 +31,7 @@ class JobContext:
     metrics: Metrics  # the worker's counters
     seconds: float | None = None
     pools: Pools | None = None  # where pooled simulations meet: the worker's Redis
+    peer: Peer | None = None  # endgames searched with the other workers forked alongside
 
 
 def analyze(payload: bytes, context: JobContext) -> Packed:
@@ -45,7 +47,10 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
     metrics = context.metrics
     try:
         request = p.decode_request(payload, limits)
-        result = run(request, context.registry, limits, Deadline(context.seconds), context.pools)
+        result = run(
+            request, context.registry, limits, Deadline(context.seconds), context.pools,
+            context.peer,
+        )  # fmt: skip
     except p.ProtocolError as exc:
         metrics.inc("anchor_jobs_invalid_total")
         log.info("invalid request", extra={"code": exc.code, "error": exc.message})

@@ -30,6 +30,8 @@ from anchor.client.protocol.serializer import MsgpackSerializer
 from anchor.dictionaries.lexica import lexicon_path, search_dirs
 from anchor.engine import AnchorError, LexiconInfo, Ruleset
 from anchor.engine.lexicon import LexiconWarning, anagram_path
+from anchor.engine.peers import MAX_PROCESSES as PEERS_MAX
+from anchor.engine.peers import Peer, Peers
 from anchor.engine.rules import builtin_names
 
 from . import logs
@@ -119,6 +121,7 @@ def build_worker(
     maintenance_interval: int = MAINTENANCE_INTERVAL,
     limits: p.Limits | None = None,
     lanes: tuple[str, ...] = p.LANES,
+    peer: Peer | None = None,
 ) -> AnchorWorker:
     """The worker on an open registry; it serves each queue's lanes, in the order of
     `lanes`. RQ talks to Redis here already."""
@@ -136,6 +139,7 @@ def build_worker(
         job_monitoring_interval=HEARTBEAT_INTERVAL,
         registry=registry,
         limits=limits or p.Limits(),
+        peer=peer,
     )
 
 
@@ -265,13 +269,15 @@ def _run(args) -> int:
     atexit.register(release_all)
     setup = _Setup(registry, limits, lanes, queues, redis_url)
     if args.workers > 1:  # forked from this process, which holds the lexica for them
+        peers = endgame_peers(args.workers, limits)
 
         def serve_one(index: int) -> int:
             name = f"{args.name}-{index + 1}" if args.name else None
             port = args.metrics_port + index if args.metrics_port else args.metrics_port
+            peer = peers.peer(index) if index < peers.slots else None
             try:
                 again = redis_connection(redis_url, args.redis_password_file)  # its own sockets
-                return _serve(args, setup, again, name, port)
+                return _serve(args, setup, again, name, port, peer)
             except _StoppedStarting as stop:  # a stop before its work loop began
                 log.info("worker stopped", extra={"signal": str(stop)})
                 return 0
@@ -283,7 +289,7 @@ def _run(args) -> int:
                 file=sys.stderr,
             )
             return 2
-        return supervise(args.workers, serve_one, orphaned=release_all)
+        return supervise(args.workers, serve_one, orphaned=release_all, ended=peers.forget)
     return _serve(args, setup, connection, args.name, args.metrics_port)
 
 
@@ -298,8 +304,20 @@ class _Setup:
     redis_url: str
 
 
-def _serve(args, setup: _Setup, connection: Redis, name: str | None, metrics_port) -> int:
-    """One worker on the opened lexica: metrics, registration, then jobs until stopped."""
+def endgame_peers(workers: int, limits: p.Limits) -> Peers:
+    """The endgame tables forked workers share (engine/peers.py): a slot a worker, as large
+    as the server lets one endgame's table be. Shared memory, taken as it is written."""
+    from anchor.engine.endgame import DEFAULT_TABLE_MB, table_bits
+
+    table_mb = limits.endgame_table_mb or DEFAULT_TABLE_MB
+    return Peers(min(workers, PEERS_MAX), table_bits(min(table_mb, DEFAULT_TABLE_MB)))
+
+
+def _serve(
+    args, setup: _Setup, connection: Redis, name: str | None, metrics_port, peer=None
+) -> int:
+    """One worker on the opened lexica: metrics, registration, then jobs until stopped.
+    `peer`: its place among the workers forked alongside, for endgames searched together."""
     registry, limits, lanes = setup.registry, setup.limits, setup.lanes
     queues, redis_url = setup.queues, setup.redis_url
     if metrics_port is not None:
@@ -320,8 +338,9 @@ def _serve(args, setup: _Setup, connection: Redis, name: str | None, metrics_por
         try:
             _wait_for_redis(connection, redis_url)
             worker = build_worker(
-                connection, queues, registry, name, args.maintenance_interval, limits, lanes
-            )
+                connection, queues, registry, name, args.maintenance_interval, limits, lanes,
+                peer,
+            )  # fmt: skip
         except Exception as exc:  # a wrong password, not a Redis: one clear line, exit
             if redis_trouble(exc):
                 continue  # gone again between the ping and RQ's first command

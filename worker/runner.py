@@ -24,6 +24,7 @@ from .registry import LexiconRegistry
 
 if TYPE_CHECKING:
     from anchor.engine.leaves import Leaves
+    from anchor.engine.peers import Peer
     from anchor.engine.training import LeaveModel
 
     from .exchange import Pools
@@ -78,9 +79,11 @@ def run(
     limits: p.Limits | None = None,
     deadline: Deadline | None = None,
     pools: Pools | None = None,
+    peer: Peer | None = None,
 ) -> p.Result:
     """A request -> its typed result (run_request without the packing). `pools`: where
-    pooled simulations meet (the worker's Redis; None: this process's memory)."""
+    pooled simulations meet (the worker's Redis; None: this process's memory). `peer`: an
+    endgame is searched with the same endgame's jobs on the workers forked alongside."""
     limits = limits or p.Limits.unbounded()
     deadline = deadline or Deadline(limits.job_seconds)
     try:
@@ -88,6 +91,8 @@ def run(
             return run_analysis(request, registry, limits, deadline.budget)
         if isinstance(request, p.SimulateRequest):
             return run_simulate(request, registry, limits, deadline, pools)
+        if isinstance(request, p.EndgameRequest):
+            return run_endgame(request, registry, limits, deadline, peer)
         return _RUNS[type(request)](request, registry, limits, deadline)
     except WorkLimitError:
         raise deadline.expired() from None
@@ -241,9 +246,12 @@ def run_endgame(
     registry: LexiconRegistry,
     limits: p.Limits,
     deadline: Deadline,
+    peer: Peer | None = None,
 ) -> p.EndgameResult:
     """An endgame (or, with a split, one part of one), within the server's time and table
-    caps: past the time, the deepest search completed answers with `exact` false."""
+    caps: past the time, the deepest search completed answers with `exact` false. With a
+    `peer`, a whole endgame is searched on one table with the same endgame's other jobs
+    running on the workers forked alongside (the same answer, sooner)."""
     from anchor.engine import endgame
 
     solver, position = engine_position(
@@ -265,7 +273,7 @@ def run_endgame(
         part = solver.solve_endgame_part(
             position.board, position.rack, position.opponent or "", split,
             plies=request.plies, budget_s=seconds, table_mb=table_mb, scoreless=scoreless,
-            threads=threads,
+            threads=threads, peer=peer,
         )  # fmt: skip
     found = part.endgame
     return p.EndgameResult(

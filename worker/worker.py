@@ -104,11 +104,12 @@ class AnchorWorker(SimpleWorker):
     _bootstrapping = False  # registering: a stop waits for the work loop's first turn
     max_connection_wait_time = 1.0  # RQ backs off to 60 s between tries of a lost Redis
 
-    def __init__(self, *args, registry, limits: p.Limits, **kwargs):
+    def __init__(self, *args, registry, limits: p.Limits, peer=None, **kwargs):
         kwargs.setdefault("job_class", AnchorJob)
         super().__init__(*args, **kwargs)
         self.registry = registry
         self.limits = limits
+        self.peer = peer  # engine.peers.Peer: endgames searched with the workers forked alongside
         self._beat_at = -math.inf  # time.monotonic() of the last heartbeat sent at once
         self._alive_until = -math.inf  # and when the key it refreshed expires
         self._suspension_checked = -math.inf  # time.monotonic() of the last `rq suspend` check
@@ -202,7 +203,7 @@ class AnchorWorker(SimpleWorker):
     def execute_job(self, job, queue) -> None:
         seconds = self.apply_limits(job, queue)
         job.context = JobContext(
-            self.registry, self.limits, METRICS, seconds, RedisPools(self.connection)
+            self.registry, self.limits, METRICS, seconds, RedisPools(self.connection), self.peer
         )
         execution = self._claim(job, queue)
         if execution is None:

@@ -665,6 +665,7 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     if (!es) return FAIL_MEMORY;
     Endgame *e = &es[0];
     int started = 1;
+    _Atomic uint64_t *own_busy = NULL; /* the busy keys of this solve's threads, without peers */
     memset(answer, 0, sizeof *answer);
     int failed = searcher_init(e, g, board, racks, end, table, limits, &shared);
     if (failed) goto out;
@@ -680,9 +681,9 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
     /* with a floor, a play worth exactly the floor is still told apart: the merge of the
      * parts then picks the first in canonical order, as one search would */
     const int32_t alpha = split->has_floor ? split->floor - 1 : -VALUE_INF;
-    _Atomic uint64_t *own_busy = NULL;
-    /* peers search whole roots only: a part's root value is not the position's */
-    if (peer && peer->slot && !e->root_allowed && !split->has_floor) {
+    /* peers search whole roots to the end only: a part's root value is not the position's,
+     * and a depth-limited search answers its own depth's guess, not a peer's proof */
+    if (peer && peer->slot && !e->root_allowed && !split->has_floor && plies >= ENDGAME_MAX_PLIES) {
         shared.peer = peer->slot;
         shared.busy = peer->busy;
         e->board_key ^= peer->slot->salt; /* as searcher_init salts the helpers' */

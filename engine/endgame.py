@@ -287,7 +287,7 @@ def solve_part(
     answer, cut by plies, budget_s or max_nodes, may differ with more than one). peer: the
     solve searches with the other processes' solves of this endgame (engine/peers.py;
     identity: the lexicon's and rules', peers.identity), on their table rather than
-    `table`; a split, or a table kept, searches alone."""
+    `table`; a split, a depth limit (plies) or a table kept searches alone."""
     if plies is None:
         plies = MAX_PLIES
     elif isinstance(plies, bool) or not isinstance(plies, int) or not 1 <= plies <= MAX_PLIES:
@@ -322,7 +322,7 @@ def solve_part(
         raise InputError(f"peer must be an endgame Peer, not {type(peer).__name__}")
     end = rules.end
     entries = None
-    together = peer is not None and table is None and split == Split()
+    together = peer is not None and table is None and split == Split() and plies == MAX_PLIES
     racks = (bytes(counts[0]), bytes(counts[1]))
     claim = (
         peer.slot(peer.peers.key(identity, board.cells, racks, passed))

@@ -3,11 +3,12 @@
  * several processes (endgame_peers.h).
  *
  * Claiming and releasing are lock-free, so that a process killed at any point leaves no
- * lock behind (its holder bit is cleared by endgame_peers_forget). A slot is joined by
- * setting one's bit in `holders` and then reading `owner` again; it is emptied for another
- * endgame by moving `owner` to PEER_RESETTING and then reading `holders` again. Both are
- * sequentially consistent, so of a joiner and an emptier racing on one slot at least one
- * sees the other's write and backs off: a slot is never emptied while someone searches it.
+ * lock behind (endgame_peers_forget clears its holder bit, and its mark on a slot it was
+ * taking). A slot is joined by setting one's bit in `holders` and then reading `owner`
+ * again; it is taken for another endgame by moving `owner` to the taker's resetting mark and
+ * then reading `holders` again. Both are sequentially consistent, so of a joiner and a taker
+ * racing on one slot at least one sees the other's write and backs off: a slot is never
+ * given to another endgame while someone searches it.
  */
 #include "endgame_peers.h"
 
@@ -79,10 +80,11 @@ static uint64_t mix(uint64_t x) {
 }
 
 /* Take slot `s` (whose owner was `was`, nobody searching it) for `key`: 1 when taken. */
-static int take(void *region, int slot, uint64_t was, uint64_t key, uint64_t bit) {
+static int take(void *region, int slot, uint64_t was, uint64_t key, int process) {
     PeersHeader *h = region;
     PeerSlot *s = endgame_peers_slot(region, slot);
-    if (!atomic_compare_exchange_strong(&s->owner, &was, PEER_RESETTING)) return 0;
+    const uint64_t bit = 1ULL << process;
+    if (!atomic_compare_exchange_strong(&s->owner, &was, PEER_RESETTING - (uint64_t)process)) return 0;
     if (atomic_load(&s->holders)) { /* a joiner of `was` came in between: it keeps the slot */
         atomic_store(&s->owner, was);
         return 0;
@@ -97,13 +99,13 @@ static int take(void *region, int slot, uint64_t was, uint64_t key, uint64_t bit
 
 int endgame_peers_claim(void *region, uint64_t key, int process) {
     PeersHeader *h = region;
-    if (key == PEER_FREE || key == PEER_RESETTING || process < 0 || process >= PEERS_MAX_PROCESSES) return -1;
+    if (key == PEER_FREE || key > PEER_MAX_KEY || process < 0 || process >= PEERS_MAX_PROCESSES) return -1;
     const uint64_t bit = 1ULL << process;
     const int slots = (int)h->slots;
     for (int attempt = 0; attempt < 64; attempt++) {
         /* a slot being taken is taken in a few stores: wait, it may be for this endgame */
         for (int i = 0, spins = 0; i < slots && spins < 100000; i++)
-            if (atomic_load(&endgame_peers_slot(region, i)->owner) == PEER_RESETTING) {
+            if (atomic_load(&endgame_peers_slot(region, i)->owner) > PEER_MAX_KEY) {
                 sched_yield();
                 spins++;
                 i--;
@@ -119,7 +121,7 @@ int endgame_peers_claim(void *region, uint64_t key, int process) {
         for (int i = 0; i < slots; i++) {
             PeerSlot *s = endgame_peers_slot(region, i);
             const uint64_t owner = atomic_load(&s->owner);
-            if (owner == PEER_RESETTING || atomic_load(&s->holders)) continue;
+            if (owner > PEER_MAX_KEY || atomic_load(&s->holders)) continue;
             const uint64_t used = owner == PEER_FREE ? 0 : atomic_load(&s->used);
             if (used < oldest) {
                 oldest = used;
@@ -128,7 +130,7 @@ int endgame_peers_claim(void *region, uint64_t key, int process) {
         }
         if (best < 0) return -1;
         PeerSlot *s = endgame_peers_slot(region, best);
-        if (take(region, best, atomic_load(&s->owner), key, bit)) {
+        if (take(region, best, atomic_load(&s->owner), key, process)) {
             atomic_store(&s->used, atomic_fetch_add(&h->clock, 1) + 1);
             return best;
         }
@@ -144,5 +146,10 @@ void endgame_peers_release(void *region, int slot, int process) {
 
 void endgame_peers_forget(void *region, int process) {
     const PeersHeader *h = region;
-    for (uint32_t i = 0; i < h->slots; i++) endgame_peers_release(region, (int)i, process);
+    if (process < 0 || process >= PEERS_MAX_PROCESSES) return;
+    for (uint32_t i = 0; i < h->slots; i++) {
+        endgame_peers_release(region, (int)i, process);
+        uint64_t mark = PEER_RESETTING - (uint64_t)process; /* killed while taking it */
+        atomic_compare_exchange_strong(&endgame_peers_slot(region, (int)i)->owner, &mark, PEER_FREE);
+    }
 }

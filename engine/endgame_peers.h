@@ -32,7 +32,10 @@
 #define PEERS_MAX_PROCESSES 64 /* one bit each in a slot's holders */
 #define PEER_BUSY_BITS 14       /* the busy keys of a slot: as a solve's own (endgame.c) */
 #define PEER_FREE 0ULL          /* a slot's owner: never claimed */
-#define PEER_RESETTING (~0ULL)  /* ... being emptied for another endgame */
+/* ... being taken for another endgame by process p: PEER_RESETTING - p (a process killed
+ * there leaves a mark endgame_peers_forget can read) */
+#define PEER_RESETTING (~0ULL)
+#define PEER_MAX_KEY (PEER_RESETTING - PEERS_MAX_PROCESSES) /* keys are 1..PEER_MAX_KEY */
 
 typedef struct {
     uint64_t magic;
@@ -43,7 +46,7 @@ typedef struct {
 } PeersHeader;
 
 struct PeerSlot {
-    _Atomic uint64_t owner;   /* the endgame's key; PEER_FREE; PEER_RESETTING */
+    _Atomic uint64_t owner;   /* the endgame's key; PEER_FREE; PEER_RESETTING - process */
     _Atomic uint64_t holders; /* bit i: process i searches with this slot now */
     _Atomic uint64_t used;    /* the header's clock at the last claim */
     uint64_t salt;            /* mixed into every key of the slot's endgame: the entries of
@@ -63,7 +66,7 @@ void endgame_peers_init(void *region, int slots, int bits);
  * (magic, sizes and layout checked), else NULL. */
 const PeersHeader *endgame_peers_check(const void *region, size_t bytes);
 
-/* Claim a slot for the endgame `key` (not PEER_FREE or PEER_RESETTING) for process
+/* Claim a slot for the endgame `key` (1..PEER_MAX_KEY) for process
  * `process` (0..PEERS_MAX_PROCESSES-1): the slot already searching or holding it, else one
  * nobody searches (never claimed first, then the least recently claimed), salted anew. The
  * slot's number, or -1 when every slot is searched by others (solve alone then). */
@@ -72,7 +75,8 @@ int endgame_peers_claim(void *region, uint64_t key, int process);
 /* Process `process` is done with slot `slot` (its table and value stay for a later claim). */
 void endgame_peers_release(void *region, int slot, int process);
 
-/* Process `process` ended without releasing its slots (killed): release every one. */
+/* Process `process` ended without releasing its slots (killed): release every one, and
+ * free one it was killed taking. */
 void endgame_peers_forget(void *region, int process);
 
 /* Slot `slot`'s bookkeeping, busy keys and table. */

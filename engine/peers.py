@@ -16,15 +16,16 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from . import _movegen
 from .errors import InputError
 
 MAX_PROCESSES = _movegen.PEERS_MAX_PROCESSES
 MAX_SLOTS = _movegen.PEERS_MAX_SLOTS
+MAX_KEY = (1 << 64) - 1 - MAX_PROCESSES  # keys 1..MAX_KEY; the rest mark slots being taken
 
 
 class Peers:
@@ -37,6 +38,9 @@ class Peers:
     def __init__(self, slots: int, bits: int):
         if isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= MAX_SLOTS:
             raise InputError(f"endgame peers: slots must be 1..{MAX_SLOTS}, not {slots!r}")
+        low, high = _movegen.ENDGAME_MIN_TABLE, _movegen.ENDGAME_MAX_TABLE
+        if isinstance(bits, bool) or not isinstance(bits, int) or not low <= bits <= high:
+            raise InputError(f"endgame peers: table bits must be {low}..{high}, not {bits!r}")
         size = _movegen.peers_bytes(slots, bits)
         self.slots, self.bits = slots, bits
         self._region = mmap.mmap(-1, size)  # MAP_SHARED: the processes forked later see it
@@ -51,12 +55,6 @@ class Peers:
 
     def peer(self, process: int) -> Peer:
         """This region as process `process` (0..63) uses it."""
-        if isinstance(process, bool) or not isinstance(process, int):
-            raise InputError(f"endgame peers: a process number is an int, not {process!r}")
-        if not 0 <= process < MAX_PROCESSES:
-            raise InputError(
-                f"endgame peers: process must be 0..{MAX_PROCESSES - 1}, not {process}"
-            )
         return Peer(self, process)
 
     def forget(self, process: int) -> None:
@@ -70,35 +68,51 @@ class Peers:
             digest.update(len(part).to_bytes(4, "little"))
             digest.update(part)
         value = int.from_bytes(digest.digest(), "little")
-        return min(max(value, 1), (1 << 64) - 2)
+        return min(max(value, 1), MAX_KEY)
 
 
-@dataclass(frozen=True, slots=True)
 class Peer:
-    """A process's use of a Peers region."""
+    """A process's use of a Peers region: one solve at a time (a second solve of the process
+    while one holds a slot searches alone; threads of one solve share through `threads`)."""
 
-    peers: Peers
-    process: int
+    __slots__ = ("peers", "process", "_busy")
+
+    def __init__(self, peers: Peers, process: int):
+        if not isinstance(peers, Peers):
+            raise InputError(f"endgame peers: a Peers region, not {type(peers).__name__}")
+        if isinstance(process, bool) or not isinstance(process, int):
+            raise InputError(f"endgame peers: a process number is an int, not {process!r}")
+        if not 0 <= process < MAX_PROCESSES:
+            raise InputError(
+                f"endgame peers: process must be 0..{MAX_PROCESSES - 1}, not {process}"
+            )
+        self.peers, self.process = peers, process
+        self._busy = threading.Lock()
 
     @contextmanager
     def slot(self, key: int) -> Iterator[tuple[mmap.mmap, int] | None]:
         """(region, slot) of the endgame `key` while the block runs, or None when every
-        slot is being searched for other endgames."""
-        region = self.peers._region
-        number = _movegen.peers_claim(region, key, self.process)
+        slot is being searched for other endgames or this process searches one already."""
+        if not self._busy.acquire(blocking=False):
+            yield None
+            return
+        region, number = self.peers._region, -1
         try:
+            number = _movegen.peers_claim(region, key, self.process)
             yield (region, number) if number >= 0 else None
         finally:
             if number >= 0:
                 _movegen.peers_release(region, number, self.process)
+            self._busy.release()
 
 
 def identity(lexicon_buffer, rules) -> bytes:
     """What a table's values depend on besides the position: the lexicon's words and the
-    rules (the end rules and the board among them)."""
+    rules a search plays by (the board, its premiums, tile values, rack size, bingo bonus,
+    the end rules)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(memoryview(lexicon_buffer).cast("B"))
-    digest.update(repr(rules).encode())
+    digest.update(repr((rules.alphabet, rules.generator_args(), rules.end)).encode())
     return digest.digest()
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from anchor.engine import InputError, Solver, _movegen
 from anchor.engine.endgame import Split, table_bits
-from anchor.engine.peers import Peers, identity
+from anchor.engine.peers import Peer, Peers, identity
 from anchor.engine.position import parse_cgp
 
 from .test_endgame import QUICK, real_endgames
@@ -107,6 +107,47 @@ def test_peers_with_threads_a_split_and_a_scoreless_start(twl06_solver):
         assert (lead.endgame.value, lead.root) == (plain.endgame.value, plain.root), name
 
 
+def test_a_split_with_no_plays_a_depth_limit_and_rules_of_their_own(twl06_solver, english):
+    """A split job whose share holds no play answers `no_plays` (it freed a pointer it never
+    set, and aborted the process); a depth-limited solve searches alone, answering its own
+    depth's guess even when the slot holds a proof; rules differing only in how the game
+    ends are another endgame's slot."""
+    from dataclasses import replace
+
+    solver, rules = twl06_solver, twl06_solver.rules
+    pos = parse_cgp(rules, real_endgames()["line31"])
+    args = (pos.board, pos.racks[0], pos.racks[1])
+    peers = Peers(1, table_bits(16))
+    for peer in (None, peers.peer(0)):
+        for split in (Split(10**6), Split(1, None, 1024, 1023)):
+            assert solver.solve_endgame_part(*args, split, peer=peer).no_plays
+    proven = in_children(1, solving(solver, peers, args))[0][0]
+    assert proven[2]
+    for plies in (1, 3):
+        alone = summary(solver.solve_endgame(*args, plies=plies))
+        assert not alone[2]
+        assert in_children(1, solving(solver, peers, args, plies=plies))[0][0] == alone, plies
+    box = replace(english, end=replace(english.end, going_out=0, scoreless_loses_own=False))
+    assert identity(b"words", box) != identity(b"words", english)
+
+
+def test_one_solve_at_a_time_on_a_peer_and_a_taker_killed_midway():
+    """A second solve of one process while the first holds a slot searches alone (their
+    release would free the slot under the first); a process killed while taking a slot
+    leaves its mark there, which forget() clears."""
+    peers = Peers(1, 10)
+    peer = peers.peer(0)
+    with peer.slot(7) as first, peer.slot(7) as second:
+        assert first is not None and second is None
+    region = peers._region
+    owner = memoryview(region)[2 << 20 : (2 << 20) + 8].cast("Q")  # slot 0's owner word
+    owner[0] = (1 << 64) - 1 - 3  # process 3's mark: killed taking the slot
+    assert _movegen.peers_claim(region, 9, 1) == -1
+    peers.forget(3)
+    assert _movegen.peers_claim(region, 9, 1) == 0
+    owner.release()
+
+
 def test_slots_are_claimed_joined_released_and_reused():
     peers = Peers(2, 10)
     region = peers._region
@@ -127,7 +168,7 @@ def test_slots_are_claimed_joined_released_and_reused():
     assert _movegen.peers_claim(region, 44, 6) == 1
     _movegen.peers_release(region, 1, 6)
     assert _movegen.peers_claim(region, 55, 7) == 0
-    for key in (0, (1 << 64) - 1):  # the free and resetting marks are no endgame's
+    for key in (0, (1 << 64) - 1, (1 << 64) - 64):  # the free and resetting marks
         assert _movegen.peers_claim(region, key, 8) == -1
     assert _movegen.peers_claim(region, 66, 64) == -1  # no such process
 
@@ -159,6 +200,10 @@ def test_what_is_not_a_region_is_refused(twl06_solver):
         Peers(0, 10)
     with pytest.raises(InputError, match="process"):
         Peers(1, 10).peer(64)
+    with pytest.raises(InputError, match="table bits"):
+        Peers(1, 64)
+    with pytest.raises(InputError, match="Peers region"):
+        Peer("a region", 0)
     pos = parse_cgp(twl06_solver.rules, real_endgames()["line92"])
     with pytest.raises(InputError, match="Peer"):
         twl06_solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], peer="me")

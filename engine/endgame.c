@@ -56,6 +56,11 @@ typedef struct {
 
 #define BUSY_BITS PEER_BUSY_BITS /* 16,384 keys, 128 KiB */
 #define BUSY_DEPTH 3  /* plays searched at least this deep are marked and put off */
+/* The first iteration runs on the first thread alone: the shortest endgames are proven
+ * there, and starting helpers costs writing every page of the table (7 ms for 64 MiB; such
+ * a proof takes 1 ms). From the third iteration on, the records' endgames on two threads
+ * took 13.7-14.0 s instead of 12.6-13.4 (bench/endgame_nodes.py). */
+#define HELPERS_FROM_DEPTH 3
 
 typedef struct {
     const Core *g;
@@ -687,30 +692,35 @@ int solve_endgame(const Core *g, const uint8_t *board, const uint8_t racks[2][MA
         shared.peer = peer->slot;
         shared.busy = peer->busy;
         e->board_key ^= peer->slot->salt; /* as searcher_init salts the helpers' */
-    } else if (threads > 1) { /* without it, no play is put off: the same answer */
-        own_busy = malloc(sizeof *own_busy << BUSY_BITS);
-        if (own_busy) memset((void *)own_busy, 0, sizeof *own_busy << BUSY_BITS); /* written first: as the table */
-        shared.busy = own_busy;
     }
     shared.busy_mask = ((uint64_t)1 << BUSY_BITS) - 1;
-    if (own_busy) endgame_table_write_pages(table); /* a peers' table is shared memory: no zero page */
-    for (int h = 1; h < threads; h++, started++) {
-        Endgame *helper = &es[h];
-        helper->helper = h;
-        helper->root_rank = e->root_rank;
-        helper->root_allowed = e->root_allowed;
-        helper->root_plays = e->root_plays;
-        helper->alpha = alpha;
-        if (searcher_init(helper, g, board, racks, end, table, limits, &shared) ||
-            pthread_create(&helper->thread, NULL, helper_search, helper))
-            break; /* fewer helpers: the answer is the same */
-    }
     int done = 0, from_peer = 0; /* the value is a peer's proof: only the line is ours */
+    int done_helpers = 0;        /* helpers were started (or could not be) */
     /* Iterations two plies apart: a search ending on the side to move's turn and one ending
      * on the other's guess differently, and each odd iteration paid for the even one before
      * it (bench/endgame_nodes.py: 29% fewer nodes on the records' endgames). */
     for (int depth = 1;;) {
         e->horizons = 0;
+        if (threads > 1 && started == 1 && depth >= HELPERS_FROM_DEPTH && !done_helpers) {
+            done_helpers = 1;
+            if (!shared.peer) { /* without busy keys no play is put off: the same answer */
+                own_busy = malloc(sizeof *own_busy << BUSY_BITS);
+                if (own_busy) memset((void *)own_busy, 0, sizeof *own_busy << BUSY_BITS); /* written first */
+                shared.busy = own_busy;
+                if (own_busy) endgame_table_write_pages(table); /* a peers' table: shared memory, no zero page */
+            }
+            for (int h = 1; h < threads; h++, started++) {
+                Endgame *helper = &es[h];
+                helper->helper = h;
+                helper->root_rank = e->root_rank;
+                helper->root_allowed = e->root_allowed;
+                helper->root_plays = e->root_plays;
+                helper->alpha = alpha;
+                if (searcher_init(helper, g, board, racks, end, table, limits, &shared) ||
+                    pthread_create(&helper->thread, NULL, helper_search, helper))
+                    break; /* fewer helpers: the answer is the same */
+            }
+        }
         /* a peer's proof (before this search began, or during it) answers */
         from_peer = shared.peer && atomic_load_explicit(&shared.peer->proven, memory_order_acquire);
         int32_t v = from_peer ? 0 : negamax(e, 0, depth, alpha, VALUE_INF, passed);

@@ -59,7 +59,7 @@ class Peers:
 
     def forget(self, process: int) -> None:
         """Process `process` ended without releasing its slots (killed): release them."""
-        _movegen.peers_release(self._region, -1, process)
+        _movegen.peers_release(self._region, -1, Peer(self, process).process)
 
     def key(self, identity: bytes, cells: bytes, racks: tuple[bytes, bytes], passed: bool) -> int:
         """The slot key of an endgame: 64 bits of a keyed hash, never 0 or all ones."""

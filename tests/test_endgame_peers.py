@@ -204,6 +204,8 @@ def test_what_is_not_a_region_is_refused(twl06_solver):
         Peers(1, 64)
     with pytest.raises(InputError, match="Peers region"):
         Peer("a region", 0)
+    with pytest.raises(InputError, match="process"):
+        Peers(1, 10).forget(64)
     pos = parse_cgp(twl06_solver.rules, real_endgames()["line92"])
     with pytest.raises(InputError, match="Peer"):
         twl06_solver.solve_endgame(pos.board, pos.racks[0], pos.racks[1], peer="me")

@@ -202,6 +202,28 @@ for entry in (data / "cgp" / "macondo_test_cgp.jsonl").read_text().splitlines():
             solver.solve_endgame(*args, threads=2, max_nodes=cap, table=kept)
         except WorkLimitError:
             pass
+    # peers: two solves on one slot at once (threads of this process standing in for
+    # forked workers), a split whose share holds no play, a depth limit
+    import threading  # noqa: E402
+
+    from anchor.engine.endgame import Split  # noqa: E402
+    from anchor.engine.peers import Peers  # noqa: E402
+
+    peers = Peers(2, 12)
+    found = [None, None]
+
+    def peer_solve(i: int, args=args, found=found, peers=peers) -> None:
+        found[i] = solver.solve_endgame(*args, peer=peers.peer(i), threads=2)
+
+    both = [threading.Thread(target=peer_solve, args=(i,)) for i in (0, 1)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    assert all((f.value, f.moves) == (one.value, one.moves) for f in found), entry["name"]
+    assert solver.solve_endgame_part(*args, Split(10**6), peer=peers.peer(0)).no_plays
+    solver.solve_endgame(*args, peer=peers.peer(1), plies=2)
+    peers.forget(0)
 racks = (bytes([0, 1] + [0] * 25), bytes([0, 0, 1] + [0] * 24))
 for size in (0, 15, 16 << 9, (16 << 10) + 16, 16 << 10):
     try:

@@ -12,7 +12,7 @@ from operator import neg
 
 from .endgame import Table, endgame_value
 from .errors import InputError, WorkLimitError
-from .gcg import EXCHANGE, PASS, PLAY, Game, leave_kept, replay
+from .gcg import EXCHANGE, PASS, PLAY, WITHDRAWN, Game, leave_kept, replay
 from .inference import Inference, infer
 from .legality import check_rack, unseen_counts
 from .notation import format_rack, parse_rack
@@ -82,6 +82,7 @@ def annotate_game(
     events = list(replay(game, rules))
     reads = infer_racks if leaves is not None and len(players) == 2 else 0
     inferences: dict[int, Inference] = {}  # by the turn whose simulation draws from it
+    runs = scoreless_runs(events)
     for index, turn in enumerate(events):
         ev = turn.event
         others = [t for seat, t in totals.items() if seat != ev.player_index]
@@ -117,11 +118,14 @@ def annotate_game(
             entry["tiles"] = ev.tiles  # an end rack's tiles, an exchange's
         if ev.kind in ANALYSED:
             prior = inferences.pop(index, None)  # what the opponent kept with their move
+            endgames.scoreless = runs[index]
             entry.update(
                 _alternatives(solver, turn, entry, top, leaves, budget, sim, lead, endgames, prior)
             )
             if preendgame is not None and entry.get("analysed") and entry.get("legal"):
-                advice = _preendgame(solver, turn, entry, leaves, budget, lead, preendgame)
+                advice = _preendgame(
+                    solver, turn, entry, leaves, budget, lead, preendgame, runs[index]
+                )
                 if advice is not None:
                     entry["preendgame"] = advice
         if reads and ev.kind in (PLAY, EXCHANGE):
@@ -142,9 +146,27 @@ def annotate_game(
     }
 
 
-def _preendgame(solver: Solver, turn, entry: dict, leaves, budget, lead: int, stages):
+def scoreless_runs(events: list) -> list[int]:
+    """For each replayed turn, the scoreless turns in a row before it (passes, exchanges,
+    plays scoring nothing, a phony taken back): what the end rules count."""
+    runs, count, before_play = [], 0, 0
+    for turn in events:
+        runs.append(count)
+        kind = turn.event.kind
+        if kind in (PASS, EXCHANGE):
+            count += 1
+        elif kind == PLAY:
+            before_play, count = count, 0 if turn.event.score else count + 1
+        elif kind == WITHDRAWN:  # the play before it scored nothing after all
+            count = before_play + 1
+    return runs
+
+
+def _preendgame(
+    solver: Solver, turn, entry: dict, leaves, budget, lead: int, stages, scoreless: int = 0
+):
     """A turn with 1 to 4 tiles in the bag: its pre-endgame, the play made valued beside the
-    candidates; None for any other turn."""
+    candidates; None for any other turn. scoreless: the scoreless turns in a row before it."""
     from .preendgame import BAG_SIZES, solve_preendgame
 
     rules = solver.rules
@@ -158,7 +180,7 @@ def _preendgame(solver: Solver, turn, entry: dict, leaves, budget, lead: int, st
         found = solve_preendgame(
             solver, turn.board, turn.event.rack, candidates=PREENDGAME_CANDIDATES, lead=lead,
             leaves=leaves, stages=stages, also=(made,),
-            budget_s=seconds,
+            budget_s=seconds, scoreless=scoreless,
         )  # fmt: skip
     except WorkLimitError as exc:
         if budget is not None:
@@ -425,6 +447,7 @@ class _Endgames:
     def __init__(self, solver: Solver):
         self.solver = solver
         self.nodes_left = ENDGAME_NODES
+        self.scoreless = 0  # the scoreless turns in a row before the turn being annotated
         self._table: Table | None = None
 
     def solve(self, board, mover, other, budget, scoreless: int = 0):
@@ -458,20 +481,22 @@ def _endgame(
     order = sorted(range(len(fields)), key=lambda i: (-values[i], i))
     best = [fields[i] for i in order[:top]]
 
-    def solve(board, mover, other, scoreless=0):
+    def solve(board, mover, other, scoreless):
         return endgames.solve(board, mover, other, budget, scoreless)
 
-    solved = solve(turn.board, tiles, opponent)
+    before = endgames.scoreless  # the scoreless turns in a row before this one
+    solved = solve(turn.board, tiles, opponent, before)
     made, exact = None, solved.exact
     if entry["kind"] == PLAY and legal:
         left = _rest(tiles, turn.play.placed, rules)
         if not left:
             made = entry["score"] + rules.end.out_bonus(points)
         else:
-            reply = solve(turn.board.apply(turn.play.placed), opponent, left)
+            after = 0 if entry["score"] else before + 1
+            reply = solve(turn.board.apply(turn.play.placed), opponent, left, after)
             made, exact = entry["score"] - reply.value, exact and reply.exact
     elif entry["kind"] == PASS:
-        reply = solve(turn.board, opponent, tiles, 1)
+        reply = solve(turn.board, opponent, tiles, before + 1)
         made, exact = -reply.value, exact and reply.exact
     static_made = (
         endgame_value(rules, len(turn.play.placed), entry["score"], held, points)

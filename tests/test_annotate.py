@@ -440,3 +440,27 @@ def test_report_with_simulation_shows_its_error_win_rate_and_best(tmp_path):
     )
     mean, stdev, runs = simulated[0]["sim"][0][1:4]
     assert f"{mean:.1f} ± {stdev / runs**0.5:.1f}" in html
+
+
+def test_scoreless_turns_in_a_row_reach_the_endgame(solver, monkeypatch):
+    """The scoreless turns in a row before each turn (passes, exchanges, a play scoring
+    nothing, a phony taken back) are what the endgame starts from: after one pass, a second
+    ends the game. The annotation solved every empty-bag turn as if none had come before."""
+    from types import SimpleNamespace
+
+    from anchor.engine import annotate
+
+    def turn(kind: str, score: int = 0):
+        return SimpleNamespace(event=SimpleNamespace(kind=kind, score=score))
+
+    kinds = [("play", 10), ("pass", 0), ("exchange", 0), ("play", 0), ("play", 5),
+             ("withdrawn", -5), ("pass", 0), ("play", 12), ("pass", 0)]  # fmt: skip
+    runs = annotate.scoreless_runs([turn(k, s) for k, s in kinds])
+    assert runs == [0, 0, 1, 2, 3, 0, 4, 5, 0]
+    game = read_gcg(game_path("doug_v_emely.gcg"))
+    assert annotate.scoreless_runs(list(replay(game, ENGLISH)))[25:27] == [0, 0]
+    monkeypatch.setattr(annotate, "scoreless_runs", lambda events: [1] * len(events))
+    turns = annotate_game(game, solver, top=5)["turns"]
+    board = Board.from_cgp(ENGLISH, turns[26]["board"])
+    after_a_pass = solver.solve_endgame(board, "?FS", "EGOP", scoreless_turns=1)
+    assert turns[26]["endgame"]["value"] == after_a_pass.value

@@ -620,14 +620,13 @@ static void *helper_search(void *arg) {
 #define PAGE_BYTES 4096
 #define HUGE_PAGE_BYTES (2u << 20)
 
-TableEntry *endgame_table_new(int bits, int written) {
+TableEntry *endgame_table_new(int bits) {
     const size_t bytes = sizeof(TableEntry) << bits;
     void *entries = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (entries == MAP_FAILED) return NULL;
 #ifdef MADV_HUGEPAGE
     if (bytes >= HUGE_PAGE_BYTES) madvise(entries, bytes, MADV_HUGEPAGE); /* advice: ignored where refused */
 #endif
-    if (written) endgame_table_write_pages(&(EndgameTable){entries, bits});
     return entries;
 }
 

@@ -61,9 +61,8 @@ typedef struct {
 
 /* Zeroed entries for a table of 2^bits, on huge pages where the kernel gives them (a probe
  * lands anywhere in the table: with 4 KiB pages nearly every one missed the TLB; 12% of a
- * solve's time), or NULL. `written`: every page written now rather than at its first use,
- * for a table threads will share (below). Released with endgame_table_free. */
-TableEntry *endgame_table_new(int bits, int written);
+ * solve's time), or NULL. Released with endgame_table_free. */
+TableEntry *endgame_table_new(int bits);
 void endgame_table_free(TableEntry *entries, int bits);
 
 /* Write every page of the table once. A table's first touch of a page is a probe (a read),

@@ -644,7 +644,7 @@ static PyObject *Generator_endgame(Generator *self, PyObject *args, PyObject *kw
             goto out;
         }
         table = (EndgameTable){table_view.buf, bits};
-    } else if (!(table.entries = endgame_table_new(table_bits, 0))) {
+    } else if (!(table.entries = endgame_table_new(table_bits))) {
         PyErr_NoMemory();
         goto out;
     }

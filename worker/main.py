@@ -41,6 +41,7 @@ from .metrics import HEALTH, METRICS, QueueDepths, serve
 from .queues import AnchorQueue, lane_queues
 from .runner import LexiconRegistry
 from .snapshot import prune, release_all, snapshot
+from .warming import warm
 from .worker import HEARTBEAT_INTERVAL, AnchorWorker, quiet_stop, redis_trouble
 
 log = logging.getLogger("anchor.worker")
@@ -270,6 +271,7 @@ def _run(args) -> int:
     setup = _Setup(registry, limits, lanes, queues, redis_url)
     if args.workers > 1:  # forked from this process, which holds the lexica for them
         peers = endgame_peers(args.workers, limits)
+        warm(registry, limits, [(spec.ruleset, spec.name) for spec in specs], connection)
 
         def serve_one(index: int) -> int:
             name = f"{args.name}-{index + 1}" if args.name else None

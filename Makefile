@@ -7,12 +7,18 @@ ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
 
 .PHONY: demo test test-fast bench instructions fuzz soak dictionaries lint clean redis-server chromium \
-	install-redis-server install-chromium
+	install-redis-server install-chromium bytecode
 
 $(STAMP): pyproject.toml setup.py $(wildcard engine/*.c) $(wildcard engine/*.h)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	@touch $(STAMP)
+
+# The package's bytecode, written as a wheel's install writes it: an editable install
+# leaves it to the first run, which cannot write it where PYTHONDONTWRITEBYTECODE is set,
+# and every command then compiles the modules it imports again (50 ms of a 130 ms start).
+bytecode: $(STAMP)
+	@$(PY) -m compileall -q engine client worker dictionaries
 
 # Downloads are cached beside the lexica, so a clean clone fetches each package once.
 LEXICON := ANCHOR_CACHE_DIR=dictionaries/build/cache $(VENV)/bin/anchor lexicon
@@ -20,15 +26,15 @@ LEXICON := ANCHOR_CACHE_DIR=dictionaries/build/cache $(VENV)/bin/anchor lexicon
 dictionaries/build/%.kwg: | $(STAMP)
 	$(LEXICON) install $* --dir dictionaries/build
 
-demo: $(STAMP) $(ENGLISH_KWG)
+demo: $(STAMP) bytecode $(ENGLISH_KWG)
 	@$(VENV)/bin/anchor demo
 
-test: $(STAMP) $(LEXICA) redis-server chromium
+test: $(STAMP) bytecode $(LEXICA) redis-server chromium
 	$(PY) -m pytest -q
 
 # The suite without the tests that start services, build packages, sanitize or open a
 # browser (pyproject: markers): what a developer runs while working; CI runs `make test`.
-test-fast: $(STAMP) $(LEXICA)
+test-fast: $(STAMP) bytecode $(LEXICA)
 	$(PY) -m pytest -q -m "not (service or install or sanitizer or subprocess or browser)"
 
 # System packages the suite uses: redis-server (the service tests start their own; make
@@ -92,3 +98,4 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info engine/*.so dictionaries/build
+	find engine client worker dictionaries -name __pycache__ -prune -exec rm -rf {} +

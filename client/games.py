@@ -39,6 +39,7 @@ def cmd_selfplay(args) -> int:
             policies=tuple(args.policy or ()),
             leaves=args.leaves,
             alternate=args.alternate,
+            records=out is not None,  # a GCG a game is a fifth of an equity game's time
             sim_iterations=args.sim_iterations,
             sim_candidates=args.sim_candidates,
             sim_plies=args.sim_plies,

@@ -15,8 +15,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from . import gcg
 from .board import Board, cell_text
 from .endgame import best_by_endgame_value
 from .errors import AnchorError, WorkLimitError
@@ -25,6 +25,9 @@ from .moves import EXCHANGE, PASS, Move
 from .rules import BLANK, Ruleset
 from .seeding import shuffle_tiles
 from .solver import Solver
+
+if TYPE_CHECKING:
+    from . import gcg
 
 # A policy sees the solver, the board, its rack and the bag's size, and returns the play
 # to make, or None to exchange (when the bag allows) or pass. One with a true `wants_lead`
@@ -233,7 +236,9 @@ class Game:
     move_times: list[float] = field(default_factory=list)  # seconds per policy call
 
     def to_gcg(self, lexicon: str | None = None) -> str:
-        return gcg.write_gcg(record(self, lexicon))
+        from .gcg import write_gcg  # only for games whose record is asked for
+
+        return write_gcg(record(self, lexicon))
 
 
 def _rack_text(rules: Ruleset, tiles: Counter[str]) -> str:
@@ -468,6 +473,8 @@ def record(game: Game, lexicon: str | None = None) -> gcg.Game:
     """The game as a GCG record (gcg.Game; played-through tiles as '.'). `#ruleset`
     (Anchor's own pragma; other readers skip it) and `#lexicon` let `anchor annotate`
     replay it under the rules and words it was played with."""
+    from . import gcg
+
     rules = game.rules
     pragmas = {
         "description": f"Anchor self-play, {rules.name}, seed {game.seed}",

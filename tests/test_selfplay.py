@@ -126,6 +126,37 @@ def test_cli_selfplay_writes_gcg_that_replays(tmp_path, capsys, default_english)
                 assert turn.score.total == turn.event.score
 
 
+def test_records_false_leaves_out_the_gcg_and_nothing_else(default_english):
+    from anchor.worker.runner import LexiconRegistry, run
+
+    registry = LexiconRegistry({"english": str(DEFAULT_KWG)})
+    asked = p.SelfPlayRequest(seed=21, games=3, policies=("score",))
+    with_records = run(asked, registry).games
+    without = run(p.SelfPlayRequest(seed=21, games=3, policies=("score",), records=False), registry)
+    assert all(g.gcg.startswith("#") for g in with_records)
+    assert [g.gcg for g in without.games] == ["", "", ""]
+    fields = ("seed", "policies", "scores", "turns", "end", "plays")
+    for a, b in zip(with_records, without.games, strict=True):
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+
+
+def test_cli_selfplay_asks_for_records_only_to_write_them(tmp_path, monkeypatch, capsys):
+    from anchor.client.client import AnalysisClient
+
+    sent = []
+    analyze_many = AnalysisClient.analyze_many
+
+    def recording(self, requests, **kwargs):
+        sent.extend(requests)
+        return analyze_many(self, requests, **kwargs)
+
+    monkeypatch.setattr(AnalysisClient, "analyze_many", recording)
+    assert main(["selfplay", "--games", "2"]) == 0
+    assert main(["selfplay", "--games", "2", "--out", str(tmp_path)]) == 0
+    assert [r.records for r in sent] == [False, True]
+    assert len(list(tmp_path.glob("*.gcg"))) == 2
+
+
 def test_selfplay_requests_are_validated():
     ok = p.decode_request(p.pack({"v": 1, "kind": "selfplay", "games": 3, "seed": 9}))
     assert ok == p.SelfPlayRequest(seed=9, games=3)
@@ -136,6 +167,7 @@ def test_selfplay_requests_are_validated():
         ({"players": 5}, p.BAD_VALUE),
         ({"seed": -1}, p.BAD_VALUE),
         ({"check": 1}, p.WRONG_TYPE),
+        ({"records": "no"}, p.WRONG_TYPE),
         ({"cgp": "x"}, p.UNKNOWN_FIELD),
     ]:
         with pytest.raises(p.ProtocolError) as info:

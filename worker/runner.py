@@ -102,13 +102,14 @@ def _policy(
     name: str, leaves, request: p.SelfPlayRequest, seed: int, budget=None, infer_racks=None
 ):
     from anchor.engine.selfplay import EndgamePlayer, EquityPlayer, Greedy
-    from anchor.engine.simulate import SimPlayer, Simulation
 
     if name == "equity":
         return EquityPlayer(leaves)
     if name == "endgame":
         return EndgamePlayer(EquityPlayer(leaves), budget=budget)
-    if name in ("sim", "siminfer"):
+    if name in ("sim", "siminfer"):  # the simulation's modules only for its players
+        from anchor.engine.simulate import SimPlayer, Simulation
+
         settings = Simulation(
             candidates=request.sim_candidates,
             plies=request.sim_plies,
@@ -164,7 +165,9 @@ def run_selfplay(
                 end=game.end,
                 plays=game.plays_generated,
                 move_us=[round(s * 1e6, 1) for s in game.move_times],
-                gcg=game.to_gcg(request.lexicon or DEFAULT_LEXICON.get(request.ruleset)),
+                gcg=game.to_gcg(request.lexicon or DEFAULT_LEXICON.get(request.ruleset))
+                if request.records
+                else "",
             )
         )
     return p.SelfPlayResult(tuple(games))
@@ -175,9 +178,9 @@ def _players_leaves(
 ) -> Leaves | LeaveModel | None:
     """The leave values the seats that rank by equity use: a model being trained, or
     leave values by name."""
-    from anchor.engine.training import LeaveModel
-
     if request.model:
+        from anchor.engine.training import LeaveModel
+
         try:
             return LeaveModel(solver.rules, request.model)
         except ValueError as exc:

@@ -377,6 +377,10 @@ class SelfPlayRequest(Kind):
     alternate: bool = field(
         default=False, metadata=wire(bool, doc="rotate the seats every other game")
     )
+    records: bool = field(
+        default=True,
+        metadata=wire(bool, doc="each game's GCG record in `gcg` (false: empty, a smaller result)"),
+    )
     model: tuple[float, ...] = field(
         default=(),
         metadata=wire(

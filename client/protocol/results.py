@@ -113,7 +113,7 @@ class Game(Declared):
     end: str = field(metadata=wire(str, doc="`out` or `scoreless`"))
     plays: int = field(metadata=wire(int, doc="plays generated"))
     move_us: list = field(metadata=wire(list, doc="each move decision's time, microseconds"))
-    gcg: str = field(metadata=wire(str, doc="the record"))
+    gcg: str = field(metadata=wire(str, doc="the record (empty when `records` was false)"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ embedded), with the answer one search gives. Two ways:
 - **together** (the default): `parts` copies of the whole request. Workers forked from one
   `anchor worker --workers N` search one endgame on one table in memory they share
   (engine/peers.py), the first proof ending every search: two such workers took 0.53 of
-  one's time (bench/endgame_fleet.py). Copies landing on workers of different machines each solve it alone: no
-  faster than one, never slower. Every copy answers the same exact value and line.
+  one's time (bench/endgame_fleet.py). Copies landing on workers of different machines
+  each solve it alone: no faster than one, never slower. Every copy answers the same exact
+  value and line.
 - **root**: the root's plays are numbered in a canonical order (a function of the position
   alone, so every worker numbers them alike). Round one searches play 0, the static best,
   alone: its value is a floor. Round two splits the other plays `parts` ways, each job

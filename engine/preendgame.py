@@ -386,7 +386,16 @@ def solve_preendgame(
         raise InputError("a pre-endgame split over jobs runs one stage a job (the client ranks)")
     if only:
         moves: list[Move] = []
-        _also(solver, board, rack, moves, only, rules.max_exchange(k))
+        found = _also(solver, board, rack, moves, only, rules.max_exchange(k))
+        if len(found) < len(only):  # a candidate asked for by name must be a move
+            made = {_notation_key(m.notation) for m in moves}
+            missing = [a for a in only if _notation_key(a.strip()) not in made]
+            raise InputError(
+                f"only: {', '.join(repr(a) for a in missing)} "
+                f"{'is not a move' if len(missing) == 1 else 'are not moves'} of rack "
+                f"{rack} on this board ({k} in the bag); name moves as `anchor analyze` "
+                "writes them: '8H WORD', '-AB' for an exchange of A and B, '-' for the pass"
+            )
     else:
         moves = list(
             solver.generate_moves(
@@ -478,26 +487,28 @@ def solve_preendgame(
     )  # fmt: skip
 
 
+def _notation_key(notation: str) -> str:
+    """A move's notation compared as a move: an exchange by its tiles in any order."""
+    return "-" + "".join(sorted(notation[1:])) if notation.startswith("-") else notation
+
+
 def _also(solver, board: Board, rack: str, moves: list, also, max_exchange: int) -> list[int]:
     """The indices in `moves` of the moves `also` names, appending those the candidates
     lack (found among every move of the rack; an exchange by its tiles in any order)."""
 
-    def key(notation: str) -> str:
-        return "-" + "".join(sorted(notation[1:])) if notation.startswith("-") else notation
-
     if isinstance(also, str) or not all(isinstance(a, str) for a in also):
         raise InputError(f"also must be a list of moves in notation, not {also!r}")
-    wanted = [key(a.strip()) for a in also]
+    wanted = [_notation_key(a.strip()) for a in also]
     indices = []
     every = None
     for name in wanted:
-        found = next((i for i, m in enumerate(moves) if key(m.notation) == name), None)
+        found = next((i for i, m in enumerate(moves) if _notation_key(m.notation) == name), None)
         if found is None:
             if every is None:
                 every = solver.generate_moves(
                     board, rack, include_exchanges=True, max_exchange=max_exchange
                 )
-            match = next((m for m in every if key(m.notation) == name), None)
+            match = next((m for m in every if _notation_key(m.notation) == name), None)
             if match is None:
                 continue
             moves.append(match)

@@ -377,6 +377,17 @@ def test_the_request_answers_as_the_engine_and_refuses_bad_stages(registry, twl0
         with pytest.raises(p.ProtocolError) as info:
             run(registry, kind="preendgame", cgp=cgp, lexicon="twl06", stages=stages)
         assert info.value.code in (p.BAD_VALUE, p.WRONG_TYPE), stages
+    # candidates named in `only` are those moves, each spelled as a move list writes it;
+    # one the rack cannot make is named back, not dropped
+    top = [pl["move"] for pl in got["plays"][:2]]
+    named = run(registry, kind="preendgame", cgp=cgp, lexicon="twl06", stages=[[1, 6]],
+                only=[*top, "-"])  # fmt: skip
+    assert {pl["move"] for pl in named["plays"]} == {*top, "-"}
+    with pytest.raises(p.ProtocolError) as info:
+        run(registry, kind="preendgame", cgp=cgp, lexicon="twl06", only=[top[0], "8H ZZZ", "-QQ"])
+    assert info.value.code == p.BAD_POSITION  # as every engine refusal of the request
+    assert "'8H ZZZ', '-QQ' are not moves of rack" in info.value.message
+    assert repr(top[0]) not in info.value.message
 
 
 def test_annotation_values_the_turns_with_one_to_four_in_the_bag(registry):

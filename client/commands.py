@@ -479,11 +479,11 @@ def cmd_endgame(args) -> int:
         if result.exact
         else f"not proven: the deepest search completed was {result.depth} plies"
     )
-    where = (
-        f"over {args.parts} jobs"
-        if args.parts > 1
-        else ("in-process" if not redis_url else "by a worker")
-    )
+    jobs = result.parts  # what ran: a root split is its lead and --parts more
+    where = f"over {jobs} jobs" if jobs > 1 else "in-process" if not redis_url else "by a worker"
+    if args.parts > 1 and jobs == 1:  # copies in one process: its threads share instead
+        where += f" (--parts {args.parts} asks workers; here the search's threads share one table)"
+
     print(f"Endgame, bag empty: {rack} to move against {other} ({rules.title})")
     print(
         f"value {result.value:+d} for {rack}: {state}; {result.nodes:,} positions, "

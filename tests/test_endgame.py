@@ -277,6 +277,11 @@ def test_cli_endgame_prints_the_value_and_line(capsys):
     assert main(["endgame", "--cgp", cgp, "--lexicon", kwg]) == 0
     out = capsys.readouterr().out
     assert "value -56 for FV: solved" in out and "15A AD(Z)" in out
+    assert main(["endgame", "--cgp", cgp, "--lexicon", kwg, "--parts", "2"]) == 0
+    out = capsys.readouterr().out  # in one process: one search, said so
+    assert "s in-process (--parts 2 asks workers" in out and "over 2 jobs" not in out
+    assert main(["endgame", "--cgp", cgp, "--lexicon", kwg, "--parts", "2", "--split", "root"]) == 0
+    assert "over 3 jobs" in capsys.readouterr().out  # the lead, then two parts
     assert main(["endgame", "--cgp", cgp, "--lexicon", kwg, "--parts", "2", "--json"]) == 0
     result = __import__("json").loads(capsys.readouterr().out)
     assert result["value"] == -56 and result["exact"] and result["moves"][-1] == ["15A AD(Z)", 39]

@@ -69,7 +69,9 @@ def test_every_option_says_what_it_does_and_its_default(name, parser):
     for action in options(parser):
         assert action.help and action.help.strip(), f"{name} {action.option_strings[0]}: no help"
         shown = formatter._expand_help(action)
-        if action.default is not None and action.default is not False:  # 0 is a default
+        if action.nargs == 0:  # a flag says what it does: `--no-cut (default: True)` misleads
+            assert not re.search(r"default: (True|False)", shown), f"{name}: {shown}"
+        elif action.default is not None and action.default is not False:  # 0 is a default
             assert "default:" in shown, f"{name} {action.option_strings[0]}: default not shown"
 
 

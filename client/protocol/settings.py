@@ -23,6 +23,7 @@ class HelpFormatter(argparse.HelpFormatter):
             or default is False
             or default == argparse.SUPPRESS
             or not action.option_strings
+            or action.nargs == 0  # a flag: its name says what it does (--no-cut: True read wrong)
         ):
             return text
         shown = ",".join(default) if isinstance(default, (list, tuple)) else default

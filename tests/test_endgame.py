@@ -490,3 +490,29 @@ def test_best_by_endgame_value_is_the_static_choice(solvers, name, seed):
             went_out += len(want.placed) == held
     assert went_out >= 10  # the bonus decided some of them
     assert ties >= 5 or not rules.end.out_bonus(1)  # going out worth the top: the score decides
+
+
+def test_a_request_budget_too_small_says_the_engines_reason(monkeypatch):
+    """A work limit the request's own `seconds` set is reported with the engine's words; one
+    that met the job's deadline is the job's timeout, as for every kind."""
+    from anchor.client import protocol as p
+    from anchor.engine import WorkLimitError
+    from anchor.worker import runner
+
+    def slow(*_args, **_kwargs):
+        raise WorkLimitError("the endgame search did not finish its first iteration within 0.001 s")
+
+    monkeypatch.setattr(runner, "run_endgame", slow)
+    request = p.EndgameRequest(cgp=real_endgames()["line31"], seconds=0.001)
+    with pytest.raises(p.ProtocolError) as info:
+        runner.run(request, runner.LexiconRegistry(), deadline=runner.Deadline(30))
+    assert info.value.code == p.TIMEOUT
+    assert "first iteration within 0.001 s, the request's own time limit" in info.value.message
+    spent = runner.Deadline(30)
+    spent.at = __import__("time").monotonic()  # the job's time is up as the limit is met
+    with pytest.raises(p.ProtocolError) as info:
+        runner.run(request, runner.LexiconRegistry(), deadline=spent)
+    assert (
+        info.value.code == p.TIMEOUT
+        and "needed more than the 30 s it was given" in info.value.message
+    )

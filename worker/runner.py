@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["Deadline", "LexiconRegistry", "analyze_position", "run", "run_request"]
 
 
+LATE = 0.1  # seconds: a work limit this close to the job's deadline was the deadline's
+
+
 class Deadline:
     """When a request must be done (time.monotonic()); None-safe helpers for the engine."""
 
@@ -94,8 +97,14 @@ def run(
         if isinstance(request, p.EndgameRequest):
             return run_endgame(request, registry, limits, deadline, peer)
         return _RUNS[type(request)](request, registry, limits, deadline)
-    except WorkLimitError:
-        raise deadline.expired() from None
+    except WorkLimitError as exc:
+        if deadline.at is not None and deadline.at - time.monotonic() <= LATE:
+            raise deadline.expired() from None
+        # the job had time left: what ran out was the request's own budget ('seconds')
+        raise p.ProtocolError(
+            p.TIMEOUT,
+            f"{exc}, the request's own time limit ('seconds'; the CLI's --budget); allow it more",
+        ) from None
 
 
 def _policy(

@@ -343,7 +343,8 @@ def solve_preendgame(
     candidates the last stage cuts, and values of depth-limited stages, may differ).
     also: moves (notation) valued in every stage whatever their rank, like the play a
     record made; one the rack cannot make is left out. only: these moves (notation) and no
-    others are the candidates (the pass only when listed). part, parts: one stage split
+    others are the candidates (the pass only when listed; InputError naming any the rack
+    cannot make). part, parts: one stage split
     over jobs (client/preendgame.py): this job values every parts-th candidate of the
     stage's field from the part-th, as threads share a stage."""
     rules = solver.rules

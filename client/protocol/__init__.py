@@ -733,7 +733,8 @@ class PreendgameRequest(Kind):
     only: tuple[str, ...] = field(
         default=(),
         metadata=wire(
-            list, 0, MAX_PREENDGAME_CANDIDATES + 1, "these moves are the candidates; [] the top",
+            list, 0, MAX_PREENDGAME_CANDIDATES + 1,
+            "these moves are the candidates (one the rack cannot make: bad_position); [] the top",
             items=item(str, 1, 64),
         ),
     )  # fmt: skip

@@ -29,7 +29,9 @@ def warm(registry: LexiconRegistry, limits: p.Limits, pairs, connection: Redis) 
     """One small analysis job for each (ruleset, lexicon) pair, through the code a worker
     runs for a job (decode, engine, pack), and one ping of Redis on a connection of its
     own, closed after. Nothing here may stop the workers from starting: a failure is
-    logged and the workers start unwarmed."""
+    logged and the workers start unwarmed. The ping waits at most PING_SECONDS for Redis
+    itself; resolving its host name waits as the system's resolver does (a failing DNS
+    holds the start up as long as it would hold each worker's first connection)."""
     context = JobContext(registry, limits, Metrics())  # counters of its own, then dropped
     for ruleset, lexicon in pairs:
         try:

@@ -485,16 +485,21 @@ def _endgame(
         return endgames.solve(board, mover, other, budget, scoreless)
 
     before = endgames.scoreless  # the scoreless turns in a row before this one
+    last = rules.end.scoreless_turns - 1  # a scoreless turn after this many ends the game
     solved = solve(turn.board, tiles, opponent, before)
     made, exact = None, solved.exact
     if entry["kind"] == PLAY and legal:
         left = _rest(tiles, turn.play.placed, rules)
         if not left:
             made = entry["score"] + rules.end.out_bonus(points)
+        elif not entry["score"] and before == last:
+            made = _scoreless_end(rules, left, opponent)
         else:
             after = 0 if entry["score"] else before + 1
             reply = solve(turn.board.apply(turn.play.placed), opponent, left, after)
             made, exact = entry["score"] - reply.value, exact and reply.exact
+    elif entry["kind"] == PASS and before == last:
+        made = _scoreless_end(rules, tiles, opponent)
     elif entry["kind"] == PASS:
         reply = solve(turn.board, opponent, tiles, before + 1)
         made, exact = -reply.value, exact and reply.exact
@@ -522,6 +527,14 @@ def _endgame(
             "value_lost": solved.value - made if made is not None else None,
         },
     }
+
+
+def _scoreless_end(rules, mine, theirs) -> int:
+    """The spread a turn that ends the game by scoreless turns gains its player: each side
+    loses its own tiles' value when the ruleset says so."""
+    if not rules.end.scoreless_loses_own:
+        return 0
+    return sum(rules.tile_values[t] for t in theirs) - sum(rules.tile_values[t] for t in mine)
 
 
 def _generated(moves, scores: list[int], placed, score: int) -> bool:

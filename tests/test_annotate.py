@@ -464,3 +464,26 @@ def test_scoreless_turns_in_a_row_reach_the_endgame(solver, monkeypatch):
     board = Board.from_cgp(ENGLISH, turns[26]["board"])
     after_a_pass = solver.solve_endgame(board, "?FS", "EGOP", scoreless_turns=1)
     assert turns[26]["endgame"]["value"] == after_a_pass.value
+
+
+@pytest.mark.parametrize("name", ["russian", "erudit"])
+def test_a_game_ended_by_scoreless_turns_is_annotated_to_its_end(name):
+    """Self-played games of these rulesets often end on their scoreless turns (six in
+    Russian Scrabble, four in Эрудит). The turn that ends one has no reply to solve: it is
+    worth what the end rules give (in Russian each side loses its own tiles, in Эрудит
+    nothing), and its endgame entry says so; the annotation had refused such a record."""
+    from anchor.dictionaries.lexica import lexicon_path
+    from anchor.engine import Lexicon
+    from anchor.engine.gcg import parse_gcg
+    from anchor.engine.selfplay import play_game
+
+    rules = Ruleset.load(name)
+    solver = Solver(Lexicon.open(lexicon_path(name), rules), rules)
+    game = next(g for g in (play_game(solver, s, check=False) for s in range(30))
+                if g.end == "scoreless")  # fmt: skip
+    turns = annotate_game(parse_gcg(game.to_gcg(name), source="self-play"), solver)["turns"]
+    last = [t for t in turns if t.get("endgame")][-1]
+    assert last["kind"] in ("pass", "play") and (last["kind"] == "pass" or not last["score"])
+    seat = last["player"]  # what self-play's own end of the game gave each side
+    assert last["endgame"]["made_value"] == game.adjustments[seat] - game.adjustments[1 - seat]
+    assert last["endgame"]["value"] >= last["endgame"]["made_value"]  # the best is no worse

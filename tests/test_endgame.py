@@ -6,6 +6,7 @@ stuck and must pass, positions where both must, both sides holding the same lett
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -508,11 +509,12 @@ def test_a_request_budget_too_small_says_the_engines_reason(monkeypatch):
         runner.run(request, runner.LexiconRegistry(), deadline=runner.Deadline(30))
     assert info.value.code == p.TIMEOUT
     assert "first iteration within 0.001 s, the request's own time limit" in info.value.message
-    spent = runner.Deadline(30)
-    spent.at = __import__("time").monotonic()  # the job's time is up as the limit is met
+    # a job limit shorter than a tenth of a second: the request's still the tighter one
     with pytest.raises(p.ProtocolError) as info:
-        runner.run(request, runner.LexiconRegistry(), deadline=spent)
-    assert (
-        info.value.code == p.TIMEOUT
-        and "needed more than the 30 s it was given" in info.value.message
-    )
+        runner.run(request, runner.LexiconRegistry(), p.Limits(job_seconds=0.05))
+    assert "first iteration within 0.001 s, the request's own time limit" in info.value.message
+    for looser in (replace(request, seconds=None), replace(request, seconds=60.0)):
+        with pytest.raises(p.ProtocolError) as info:  # the job's limit ran out first
+            runner.run(looser, runner.LexiconRegistry(), deadline=runner.Deadline(30))
+        assert info.value.code == p.TIMEOUT
+        assert "needed more than the 30 s it was given" in info.value.message

@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["Deadline", "LexiconRegistry", "analyze_position", "run", "run_request"]
 
 
-LATE = 0.1  # seconds: a work limit this close to the job's deadline was the deadline's
-
-
 class Deadline:
     """When a request must be done (time.monotonic()); None-safe helpers for the engine."""
 
@@ -89,6 +86,8 @@ def run(
     endgame is searched with the same endgame's jobs on the workers forked alongside."""
     limits = limits or p.Limits.unbounded()
     deadline = deadline or Deadline(limits.job_seconds)
+    own = getattr(request, "seconds", None)  # a request's own time limit, when it has one
+    left = None if deadline.at is None else deadline.at - time.monotonic()
     try:
         if isinstance(request, p.Request):
             return run_analysis(request, registry, limits, deadline.budget)
@@ -98,13 +97,13 @@ def run(
             return run_endgame(request, registry, limits, deadline, peer)
         return _RUNS[type(request)](request, registry, limits, deadline)
     except WorkLimitError as exc:
-        if deadline.at is not None and deadline.at - time.monotonic() <= LATE:
-            raise deadline.expired() from None
-        # the job had time left: what ran out was the request's own budget ('seconds')
-        raise p.ProtocolError(
-            p.TIMEOUT,
-            f"{exc}, the request's own time limit ('seconds'; the CLI's --budget); allow it more",
-        ) from None
+        if own is not None and (left is None or own < left):  # its own limit ran out first
+            raise p.ProtocolError(
+                p.TIMEOUT,
+                f"{exc}, the request's own time limit ('seconds'; the CLI's --budget); "
+                "allow it more",
+            ) from None
+        raise deadline.expired() from None
 
 
 def _policy(

@@ -25,7 +25,7 @@ def cmd_selfplay(args) -> int:
     import resource
     import statistics
 
-    Ruleset.load(args.ruleset)  # a bad name fails here, before any job
+    rules = Ruleset.load(args.ruleset)  # a bad name fails here, before any job
     out = _output_folder(args.out, "GCG") if args.out else None
     client, redis_url = _fleet(args, job_timeout=max(60, 5 * args.games_per_job))
     requests = [
@@ -57,7 +57,8 @@ def cmd_selfplay(args) -> int:
     games = _games(results)
     if out is not None:
         for g in games:
-            (out / f"{args.ruleset}-{g.seed}.gcg").write_text(g.gcg, encoding="utf-8")
+            # named by the ruleset's name: --ruleset may be a file's path
+            (out / f"{_file_safe(rules.name)}-{g.seed}.gcg").write_text(g.gcg, encoding="utf-8")
     times = sorted(t for g in games for t in g.move_us)
     plays = sum(g.plays for g in games)
     totals = [sum(g.scores) for g in games]
@@ -115,6 +116,11 @@ def _games(results: list[dict]) -> list[protocol.Game]:
         why = "; ".join(f"{why} ({n} jobs)" if n > 1 else why for why, n in failed.items())
         raise AnchorError(f"{sum(failed.values())} of {len(read)} jobs failed: {why}")
     return [g for r in read for g in r.games]
+
+
+def _file_safe(name: str) -> str:
+    """A ruleset's name as part of a file name (a file's ruleset may name itself anyhow)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).strip(".") or "game"
 
 
 def _outcome(game: protocol.Game) -> Outcome:

@@ -126,6 +126,16 @@ def test_cli_selfplay_writes_gcg_that_replays(tmp_path, capsys, default_english)
                 assert turn.score.total == turn.event.score
 
 
+def test_cli_selfplay_names_files_by_the_ruleset_given_as_a_file(tmp_path):
+    from .conftest import ROOT
+
+    ruleset = ROOT / "engine" / "rulesets" / "erudit.toml"
+    kwg = ROOT / "dictionaries" / "build" / "erudit.kwg"
+    args = ["selfplay", "--games", "1", "--ruleset", str(ruleset), "--lexicon", str(kwg)]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    assert [f.name for f in tmp_path.iterdir()] == ["erudit-1.gcg"]  # seeds start at 1
+
+
 def test_records_false_leaves_out_the_gcg_and_nothing_else(default_english):
     from anchor.worker.runner import LexiconRegistry, run
 

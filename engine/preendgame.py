@@ -390,12 +390,20 @@ def solve_preendgame(
         found = _also(solver, board, rack, moves, only, rules.max_exchange(k))
         if len(found) < len(only):  # a candidate asked for by name must be a move
             made = {_notation_key(m.notation) for m in moves}
-            missing = [a for a in only if _notation_key(a.strip()) not in made]
+            missing = list(dict.fromkeys(a for a in only if _notation_key(a.strip()) not in made))
+            most = rules.max_exchange(k)
+            exchanges = (
+                f"; with {k} in the bag no exchange is allowed"
+                if not most
+                else f"; with {k} in the bag an exchange puts back at most {most}"
+                if most < rules.rack_size
+                else ""
+            )
             raise InputError(
                 f"only: {', '.join(repr(a) for a in missing)} "
                 f"{'is not a move' if len(missing) == 1 else 'are not moves'} of rack "
-                f"{rack} on this board ({k} in the bag); name moves as `anchor analyze` "
-                "writes them: '8H WORD', '-AB' for an exchange of A and B, '-' for the pass"
+                f"{rack} on this board{exchanges}; name moves as `anchor analyze` writes them: "
+                "'8H WORD', '-AB' for an exchange of A and B, '-' for the pass"
             )
     else:
         moves = list(

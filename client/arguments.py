@@ -272,8 +272,8 @@ def service_options(parser, lane: str, timeout: float) -> None:
     )
     group.add_argument(
         "--redis-url",
-        help="the fleet's Redis, redis:// or rediss:// (default: $REDIS_URL; with neither, "
-        "run in-process)",
+        help="the fleet's Redis, redis://, rediss:// or unix:// (default: $REDIS_URL; with "
+        "neither, run in-process)",
     )
     group.add_argument("--queue", type=queue_name, default="anchor", help="the queue's name")
     lane_option(group, lane)

@@ -390,10 +390,16 @@ def solve_preendgame(
         found = _also(solver, board, rack, moves, only, rules.max_exchange(k))
         if len(found) < len(only):  # a candidate asked for by name must be a move
             made = {_notation_key(m.notation) for m in moves}
-            missing = list(dict.fromkeys(a for a in only if _notation_key(a.strip()) not in made))
+            missing, seen = [], set(made)  # each move the rack cannot make named once
+            for a in only:
+                if _notation_key(a.strip()) not in seen:
+                    seen.add(_notation_key(a.strip()))
+                    missing.append(a.strip())
             most = rules.max_exchange(k)
             exchanges = (
-                f"; with {k} in the bag no exchange is allowed"
+                ""
+                if not any(a.startswith("-") and len(a) > 1 for a in missing)
+                else f"; with {k} in the bag no exchange is allowed"
                 if not most
                 else f"; with {k} in the bag an exchange puts back at most {most}"
                 if most < rules.rack_size

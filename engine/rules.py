@@ -54,6 +54,7 @@ _FIELDS = {
     "end",
     "exchange_min_bag",
 }
+MAX_NAME = 64  # a ruleset's name: GCG pragmas and self-play's file names carry it
 _END_FIELDS = {"going_out", "stuck_loses_own", "scoreless_turns", "scoreless_loses_own"}
 MAX_GOING_OUT = 10  # times the other rack's value
 
@@ -284,6 +285,11 @@ def _parse(raw: dict, source: str) -> Ruleset:
     name = _require(raw, "name", str, source).strip()
     if not name:
         raise RulesetError(f"{source}: field 'name' is empty")
+    if len(name) > MAX_NAME or not name.isprintable():  # it goes into GCG lines and file names
+        raise RulesetError(
+            f"{source}: field 'name' must be one line of at most {MAX_NAME} printable "
+            f"characters, not {name[:40]!r}{'...' if len(name) > 40 else ''}"
+        )
     title = raw.get("title", name)
     rows = _require(raw, "rows", int, source)
     cols = _require(raw, "cols", int, source)

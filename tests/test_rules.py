@@ -99,6 +99,8 @@ def test_user_file_loads_like_a_builtin(tmp_path, english):
         (lambda t: t.replace("stuck_loses_own = false", "stuck_loses_own = 0"), "true or false"),
         (lambda t: t.replace("scoreless_turns = 6", "scoreless_turns = 0"), "1..100"),
         (lambda t: t.replace('name = "english"', 'name = "english'), "not valid TOML"),
+        (lambda t: t.replace('name = "english"', 'name = "a\\nb #lexicon x"'), "one line of"),
+        (lambda t: t.replace('name = "english"', f'name = "{"q" * 65}"'), "at most 64 printable"),
         (lambda t: t.replace("T..d...T...d..T\n", "T..d...T...d..X\n", 1), "unknown square"),
         (lambda t: t.replace("rows = 15", "rows = 14"), "'premiums' has 15 rows"),
     ],

@@ -100,8 +100,8 @@ def run(
         if own is not None and (left is None or own < left):  # its own limit ran out first
             raise p.ProtocolError(
                 p.TIMEOUT,
-                f"{exc}, the request's own time limit ('seconds'; the CLI's --budget); "
-                "allow it more",
+                f"{exc}: the request allowed {own:g} s ('seconds'; the CLI's --budget), part "
+                "of it kept to send the answer; allow it more",
             ) from None
         raise deadline.expired() from None
 

@@ -87,7 +87,7 @@ def run(
     limits = limits or p.Limits.unbounded()
     deadline = deadline or Deadline(limits.job_seconds)
     own = getattr(request, "seconds", None)  # a request's own time limit, when it has one
-    left = None if deadline.at is None else deadline.at - time.monotonic()
+    job = deadline.seconds  # the job's, as it began
     try:
         if isinstance(request, p.Request):
             return run_analysis(request, registry, limits, deadline.budget)
@@ -97,7 +97,7 @@ def run(
             return run_endgame(request, registry, limits, deadline, peer)
         return _RUNS[type(request)](request, registry, limits, deadline)
     except WorkLimitError as exc:
-        if own is not None and (left is None or own < left):  # its own limit ran out first
+        if own is not None and (job is None or own < job):  # its own limit ran out first
             raise p.ProtocolError(
                 p.TIMEOUT,
                 f"{exc}: the request allowed {own:g} s ('seconds'; the CLI's --budget), part "

@@ -52,15 +52,19 @@ def analyze(payload: bytes, context: JobContext) -> Packed:
             context.peer,
         )  # fmt: skip
     except p.ProtocolError as exc:
-        metrics.inc("anchor_jobs_invalid_total")
-        log.info("invalid request", extra={"code": exc.code, "error": exc.message})
+        if exc.code == p.TIMEOUT:  # the request was sound: it needed more time than it had
+            metrics.inc("anchor_jobs_timed_out_total")
+            log.info("request out of time", extra={"error": exc.message})
+        else:
+            metrics.inc("anchor_jobs_invalid_total")
+            log.info("invalid request", extra={"code": exc.code, "error": exc.message})
         return Packed(p.pack(exc.to_result()))
     except MemoryError:
         log.warning("request ran out of memory")
         metrics.inc("anchor_jobs_failed_total")
         return _error(p.RESULT_TOO_LARGE, "the request needed more memory than this worker has")
     except JobTimeoutException:  # RQ's alarm, a backstop a little past the deadline
-        metrics.inc("anchor_jobs_invalid_total")
+        metrics.inc("anchor_jobs_timed_out_total")
         return Packed(p.pack(Deadline(context.seconds).expired().to_result()))
     except Exception:  # an engine bug must not take the worker down
         log.exception("analysis failed")

@@ -28,7 +28,8 @@ COUNTERS = {  # exposed with the _total suffix
     "anchor_jobs_done": "jobs answered with a result (ok, or an error result for bad input)",
     "anchor_jobs_failed": "jobs that failed in the worker (no result; the client sees a failure)",
     "anchor_jobs_retried": "jobs put back on the queue for another try",
-    "anchor_jobs_invalid": "requests answered with an error result (bad input, limits)",
+    "anchor_jobs_invalid": "requests answered with an error result (bad input, limits but time)",
+    "anchor_jobs_timed_out": "requests answered with a timeout (the job's time cap, or its own)",
     "anchor_jobs_refused": "job hashes refused before running (forbidden function, malformed, "
     "answered already)",
     "anchor_redis_errors": "Redis errors the work loop waited out (unreachable, full, read-only)",

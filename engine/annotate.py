@@ -493,13 +493,13 @@ def _endgame(
         if not left:
             made = entry["score"] + rules.end.out_bonus(points)
         elif not entry["score"] and before == last:
-            made = _scoreless_end(rules, left, opponent)
+            made = _scoreless_end(rules, left, points)
         else:
             after = 0 if entry["score"] else before + 1
             reply = solve(turn.board.apply(turn.play.placed), opponent, left, after)
             made, exact = entry["score"] - reply.value, exact and reply.exact
     elif entry["kind"] == PASS and before == last:
-        made = _scoreless_end(rules, tiles, opponent)
+        made = _scoreless_end(rules, tiles, points)
     elif entry["kind"] == PASS:
         reply = solve(turn.board, opponent, tiles, before + 1)
         made, exact = -reply.value, exact and reply.exact
@@ -529,12 +529,12 @@ def _endgame(
     }
 
 
-def _scoreless_end(rules, mine, theirs) -> int:
+def _scoreless_end(rules, mine, their_points: int) -> int:
     """The spread a turn that ends the game by scoreless turns gains its player: each side
     loses its own tiles' value when the ruleset says so."""
     if not rules.end.scoreless_loses_own:
         return 0
-    return sum(rules.tile_values[t] for t in theirs) - sum(rules.tile_values[t] for t in mine)
+    return their_points - sum(rules.tile_values[t] for t in mine)
 
 
 def _generated(moves, scores: list[int], placed, score: int) -> bool:

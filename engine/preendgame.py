@@ -387,28 +387,18 @@ def solve_preendgame(
         raise InputError("a pre-endgame split over jobs runs one stage a job (the client ranks)")
     if only:
         moves: list[Move] = []
-        found = _also(solver, board, rack, moves, only, rules.max_exchange(k))
-        if len(found) < len(only):  # a candidate asked for by name must be a move
-            made = {_notation_key(m.notation) for m in moves}
-            missing, seen = [], set(made)  # each move the rack cannot make named once
-            for a in only:
-                if _notation_key(a.strip()) not in seen:
-                    seen.add(_notation_key(a.strip()))
-                    missing.append(a.strip())
+        missing: list[str] = []
+        _also(solver, board, rack, moves, only, rules.max_exchange(k), missing)
+        if missing:  # a candidate asked for by name must be a move
             most = rules.max_exchange(k)
-            exchanges = (
-                ""
-                if not any(a.startswith("-") and len(a) > 1 for a in missing)
-                else f"; with {k} in the bag no exchange is allowed"
-                if not most
-                else f"; with {k} in the bag an exchange puts back at most {most}"
-                if most < rules.rack_size
-                else ""
-            )
+            why = ""
+            if any(a.startswith("-") and len(a) > 1 for a in missing) and most < rules.rack_size:
+                rule = f"an exchange puts back at most {most}" if most else "no exchange is allowed"
+                why = f"; with {k} in the bag {rule}"
             raise InputError(
                 f"only: {', '.join(repr(a) for a in missing)} "
                 f"{'is not a move' if len(missing) == 1 else 'are not moves'} of rack "
-                f"{rack} on this board{exchanges}; name moves as `anchor analyze` writes them: "
+                f"{rack} on this board{why}; name moves as `anchor analyze` writes them: "
                 "'8H WORD', '-AB' for an exchange of A and B, '-' for the pass"
             )
     else:
@@ -507,16 +497,19 @@ def _notation_key(notation: str) -> str:
     return "-" + "".join(sorted(notation[1:])) if notation.startswith("-") else notation
 
 
-def _also(solver, board: Board, rack: str, moves: list, also, max_exchange: int) -> list[int]:
+def _also(
+    solver, board: Board, rack: str, moves: list, also, max_exchange: int, missing=None
+) -> list[int]:
     """The indices in `moves` of the moves `also` names, appending those the candidates
-    lack (found among every move of the rack; an exchange by its tiles in any order)."""
+    lack (found among every move of the rack; an exchange by its tiles in any order).
+    `missing`, when given, gets each name no move of the rack answers to, once."""
 
     if isinstance(also, str) or not all(isinstance(a, str) for a in also):
         raise InputError(f"also must be a list of moves in notation, not {also!r}")
-    wanted = [_notation_key(a.strip()) for a in also]
     indices = []
     every = None
-    for name in wanted:
+    for given in also:
+        name = _notation_key(given.strip())
         found = next((i for i, m in enumerate(moves) if _notation_key(m.notation) == name), None)
         if found is None:
             if every is None:
@@ -525,6 +518,8 @@ def _also(solver, board: Board, rack: str, moves: list, also, max_exchange: int)
                 )
             match = next((m for m in every if _notation_key(m.notation) == name), None)
             if match is None:
+                if missing is not None and name not in map(_notation_key, missing):
+                    missing.append(given.strip())
                 continue
             moves.append(match)
             found = len(moves) - 1

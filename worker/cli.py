@@ -59,7 +59,8 @@ def build_parser() -> Parser:
     )
     p.add_argument(
         "--redis-url",
-        help="redis://, rediss:// or unix:// URL (default: $REDIS_URL, else redis://localhost:6379/0)",
+        help="redis://, rediss:// or unix:// URL (default: $REDIS_URL, else "
+        "redis://localhost:6379/0)",
     )
     p.add_argument(
         "--name", help="the worker's name in Redis (default: RQ's, from the host and pid)"

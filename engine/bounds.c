@@ -12,6 +12,7 @@ void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rule
     int tiles = 0;
     b->key = 0;
     b->alone = 0;
+    b->pairs = -1;
     for (int i = 0; i < BINGO_ANSWERS; i++) b->asked[i].known = 0; /* the rest is written when asked */
     for (int t = 0; t <= r->alphabet; t++) {
         tiles += rack[t];
@@ -373,9 +374,10 @@ static int32_t place_bingos(const Search *s, uint64_t key, int row, int start, i
 /* The keys of the bingos the rack may make with board letters whose codes sum to `with`,
  * each with the letters its blanks stand for (BLANK_KEYS at most): without a blank the
  * rack's own key; with blanks those the remembered answer holds (one: each letter that
- * spells; two: each pair kept). -1 when they are not known: no anagram set, a rack that is
- * not whole, or two blanks making words with more than MANY_PAIRS pairs (an open lane,
- * where laying every bingo costs more than the walk finding the best). */
+ * spells; two: each pair kept). -1 when they are not known (no anagram set, a rack that is
+ * not whole), -2 when two blanks make words with more than MANY_PAIRS pairs (an open lane,
+ * where laying every bingo of every anchor costs more than the walk finding the best:
+ * only_pairs lays them for the anchors that come up). */
 #define BLANK_KEYS (MAX_LETTERS > MANY_PAIRS ? MAX_LETTERS : MANY_PAIRS)
 static int bingo_keys(Search *s, uint64_t with, uint64_t key[BLANK_KEYS], BlankAs as[BLANK_KEYS]) {
     const Bingos *b = s->bingos;
@@ -388,7 +390,7 @@ static int bingo_keys(Search *s, uint64_t with, uint64_t key[BLANK_KEYS], BlankA
         return 1;
     }
     const int answer = bingo_answer(s, with);
-    if (b->asked[answer].many) return -1;
+    if (b->asked[answer].many) return -2;
     int n = 0;
     if (s->rack[0] == 2) {
         for (; n < b->asked[answer].pairs; n++) {
@@ -407,15 +409,70 @@ static int bingo_keys(Search *s, uint64_t with, uint64_t key[BLANK_KEYS], BlankA
 }
 
 /* The best bingo that fits columns [start, end) of `row`, the span holding board letters
- * whose codes sum to `with`: -1 when none does; -2 when it is not known (bingo_keys). */
+ * whose codes sum to `with`: -1 when none does; -2 when it is not known, -3 when there are
+ * too many letter pairs to lay now (bingo_keys). */
 static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with) {
     uint64_t key[BLANK_KEYS];
     BlankAs as[BLANK_KEYS];
     const int n = bingo_keys(s, with, key, as);
-    if (n < 0) return -2;
+    if (n < 0) return n - 1;
     int32_t best = -1;
     for (int i = 0; i < n; i++) {
         const int32_t got = place_bingos(s, key[i], row, start, end, as[i]);
+        if (got > best) best = got;
+    }
+    return best;
+}
+
+/* Every letter pair x <= y for a rack's two blanks whose bingo key, with board letters
+ * `with`, the anagram set holds, in the order blank_letters tries them (Bingos.pair_key and
+ * pair_as, remembered for the last `with` asked): the count. */
+static int all_pairs(Search *s, uint64_t with) {
+    Bingos *b = s->bingos;
+    if (b->pairs >= 0 && b->pairs_with == with) return b->pairs;
+    const Anagrams *set = s->ctx.anagrams;
+    const uint64_t base = b->key + with;
+    const int alphabet = s->ctx.rules->alphabet;
+    int n = 0;
+    for (int x = 1; x <= alphabet; x++)
+        for (int y = x; y <= alphabet; y++) {
+            const uint64_t k = base + set->code[x] + set->code[y];
+            if (anagram_has(set, k)) {
+                b->pair_key[n] = k;
+                b->pair_as[n][0] = (uint8_t)x;
+                b->pair_as[n++][1] = (uint8_t)y;
+            }
+        }
+    b->pairs_with = with;
+    return b->pairs = n;
+}
+
+/* Columns [*start, end) of the span of l rack tiles left of anchor b and k in all (as
+ * shadow walks them: the empty squares from the anchor on, then the board tiles just after
+ * the last); returns end. */
+static int span_end(const Search *s, const AnchorBounds *b, int l, int k, int *start) {
+    const int base = b->row * s->pass.cols, cols = s->pass.cols;
+    int left_len = 0;
+    if (!b->room)
+        while (left_len < b->col && s->pass.cells[base + b->col - 1 - left_len]) left_len++;
+    *start = b->col - l - left_len;
+    int c = b->col, r = k - l;
+    for (; c < cols; c++)
+        if (!s->pass.cells[base + c] && r-- == 0) break;
+    return c;
+}
+
+/* The best bingo of a span whose two blanks' letter pairs were too many to lay when its
+ * anchor was bounded (SpanBound.pairs): every pair laid now. -1 when none fits. */
+static int32_t pair_bingos(Search *s, const AnchorBounds *b, const SpanBound *p) {
+    int start;
+    const int end = span_end(s, b, p->l, p->k, &start);
+    const int n = all_pairs(s, p->with);
+    const Bingos *pairs = s->bingos;
+    int32_t best = -1;
+    for (int i = 0; i < n; i++) {
+        const BlankAs as = {pairs->pair_as[i][0], pairs->pair_as[i][1]};
+        const int32_t got = place_bingos(s, pairs->pair_key[i], b->row, start, end, as);
         if (got > best) best = got;
     }
     return best;
@@ -498,6 +555,8 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
     SpanBounds *kept = s->spans;
     b->first = kept ? kept->count : 0;
     b->room = room;
+    b->row = (int16_t)row;
+    b->col = (int16_t)anchor;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
         b->any[l] = b->blank[l] = b->fixed[l] = -INFINITY;
@@ -526,7 +585,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL,
                                    pair ? &two : NULL);
             if (s->leaves && blank_only[r]) any = blank; /* by equity only: by score one span stands for the shorter */
-            int exact = 0; /* the span's bound is its best bingo */
+            int exact = 0, pairs = 0; /* the span's bound is its best bingo; its pairs are left to refine_bounds */
             if (bingo && s->leaves) {
                 /* the span takes the whole rack: its plays are the bingos that fit it, so
                  * its bound is the best of them, exactly (each puts down the blank, when
@@ -535,6 +594,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
                 while (end < s->pass.cols && s->pass.cells[base + end]) end++;
                 int32_t best = best_bingo(s, row, anchor - l - left_len, end, codes_upto[r]);
                 if (best == -1) continue;
+                pairs = best == -3;
                 if (best >= 0) {
                     any = (float)best + s->best_leave[l + r];
                     blank = s->rack[0] ? any : -INFINITY;
@@ -543,9 +603,9 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
                     exact = 1;
                 }
             }
-            if (kept && !exact && !blank_only[r] && l + r >= PART_LEAST) {
+            if (kept && !exact && (pairs || (!blank_only[r] && l + r >= PART_LEAST))) {
                 if (kept->count < kept->capacity)
-                    kept->items[kept->count++] = (SpanBound){codes_upto[r], any, (uint8_t)l, (uint8_t)(l + r)};
+                    kept->items[kept->count++] = (SpanBound){codes_upto[r], any, (uint8_t)l, (uint8_t)(l + r), (uint8_t)pairs};
                 else
                     kept = NULL; /* no room left: this anchor keeps none */
             } else {
@@ -580,14 +640,37 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
     for (int l = 0; l <= b->room; l++) any[l] = b->fixed[l];
     b->other = b->fixed_other;
     float top = -INFINITY;
+    /* the spans whose bingos are laid now (SpanBound.pairs), highest bound first: one whose
+     * bound is below a bingo laid already cannot raise the anchor's, and keeps it */
+    const SpanBound *pairs[MAX_RACK + 1];
+    int n = 0;
     for (const SpanBound *p = s->spans->items + b->first, *end = p + b->spans; p < end; p++) {
         float v = p->any;
+        if (p->pairs && n <= MAX_RACK) {
+            int j = n++;
+            for (; j > 0 && pairs[j - 1]->any < v; j--) pairs[j] = pairs[j - 1];
+            pairs[j] = p;
+            continue;
+        }
         if (v > threshold) {
             const float leave = refine_leave(s, p->with, p->k);
             if (leave == -INFINITY) continue;
             if (leave < s->best_leave[p->k]) v -= s->best_leave[p->k] - leave;
         }
         b->other = max_bound(b->other, v);
+        any[p->l] = max_bound(any[p->l], v);
+    }
+    for (int i = 0; i < n; i++) {
+        const SpanBound *p = pairs[i];
+        float v = p->any;
+        if (v > threshold && v >= b->bingo) { /* its bingos, exactly: none is another play */
+            const int32_t best = pair_bingos(s, b, p);
+            if (best < 0) continue;
+            v = (float)best + s->best_leave[p->k];
+            b->bingo = max_bound(b->bingo, v);
+        } else {
+            b->other = max_bound(b->other, v);
+        }
         any[p->l] = max_bound(any[p->l], v);
     }
     for (int l = 0; l <= b->room; l++) {
@@ -633,8 +716,8 @@ static int lay_bingos(const Search *s, uint64_t key, int row, int start, int end
 
 /* Every bingo at this anchor (the plays bingo spans hold, as anchor_bound finds the spans),
  * each laid from the words of the rack's letters, its blanks as the letters bingo_keys
- * gives: the count, or -1 when that is not known (bingo_keys) or there are more than
- * `most`. */
+ * gives (or, past MANY_PAIRS, all_pairs): the count, or -1 when that is not known
+ * (bingo_keys) or there are more than `most`. */
 int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most) {
     const Bingos *b = s->bingos;
     const Anagrams *set = s->ctx.anagrams;
@@ -665,6 +748,14 @@ int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most) {
         uint64_t key[BLANK_KEYS];
         BlankAs as[BLANK_KEYS];
         const int keys = bingo_keys(s, with, key, as);
+        if (keys == -2) { /* too many pairs to keep: every one */
+            const int pairs = all_pairs(s, with);
+            for (int i = 0; i < pairs; i++) {
+                const BlankAs two = {b->pair_as[i][0], b->pair_as[i][1]};
+                if (lay_bingos(s, b->pair_key[i], row, start, end, anchor, two, out, &n, most) < 0) return -1;
+            }
+            continue;
+        }
         if (keys < 0) return -1;
         for (int i = 0; i < keys; i++)
             if (lay_bingos(s, key[i], row, start, end, anchor, as[i], out, &n, most) < 0) return -1;

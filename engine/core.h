@@ -141,6 +141,7 @@ typedef struct {
     float other; /* the bound of every other play at this anchor */
     uint32_t first, spans; /* its spans refine_bounds may tighten, in the search's SpanBounds */
     int room;
+    int16_t row, col; /* the anchor */
     float fixed[MAX_RACK + 1]; /* of `any`, what comes from the other spans */
     float fixed_other;         /* of `other`, the same */
 } AnchorBounds;
@@ -152,6 +153,8 @@ typedef struct {
     uint64_t with;
     float any;
     uint8_t l, k;
+    uint8_t pairs; /* a bingo span whose two blanks' letter pairs were too many to lay then
+                    * (MANY_PAIRS): refine_bounds lays them all */
 } SpanBound;
 _Static_assert(sizeof(SpanBound) == 16, "SpanBound is 16 bytes");
 
@@ -296,6 +299,12 @@ typedef struct {
         uint8_t pairs;               /* two blanks, not many: the letter pairs (x <= y) with words */
         uint8_t pair[MANY_PAIRS][2];
     } asked[BINGO_ANSWERS];
+    /* two blanks: every letter pair with bingos for the board letters `pairs_with` (past
+     * MANY_PAIRS, laid only for the anchors that come up; all_pairs), -1: none asked yet */
+    int pairs;
+    uint64_t pairs_with;
+    uint64_t pair_key[BINGO_PAIRS];
+    uint8_t pair_as[BINGO_PAIRS][2];
 } Bingos;
 
 /* What a search reads of its Generator, fixed for the Generator's life (attach). */

@@ -4,6 +4,7 @@
  * search_moves, which runs both passes of one position.
  */
 #include "core.h"
+#include <stdio.h>
 
 /* Double the buffer's capacity, its side arrays with it. */
 static int grow(MoveBuf *out, int by_equity) {
@@ -191,7 +192,9 @@ static inline void advance(Search *s, uint32_t list, int col, int accepted, Tall
 /* ExtendRight [AJ88] from square `col` (on the board): `list` is the sibling list of
  * letters that may follow the word so far. Words ending on an empty square are emitted by
  * advance(), which also decides whether calling this is worth it. */
+static unsigned long trace_calls; unsigned long trace_visits, trace_cans, trace_exts;
 static void extend_right(Search *s, uint32_t list, int col, Tally t) {
+    trace_calls++;
     if (s->failed | s->halted) return;
     if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && time_is_up(&s->deadline)) {
         s->failed = FAIL_TIME;
@@ -393,26 +396,46 @@ static inline int ends_or_goes_on(const Search *s, uint32_t list, uint64_t can, 
  * hold every path the DAWG needs (gaddag_covers). Its lists have no masks: a lookup scans
  * at most MAX_LETTERS + 1 nodes of one, whatever the file says. */
 
-/* The prefixes collected at one anchor, from a rack without a blank (with one, every path
- * is open: more prefixes than the walk tries), as sort keys: a digit of 7 bits per tile
- * (its letter), the prefix's first tile in the top digit, zeros after its last, so that
- * keys sort as the prefix tree walk tries the prefixes (a prefix before those extending
- * it, letters in order). */
+/* The prefixes collected at one anchor, as sort keys: a digit of 7 bits per tile (its
+ * letter, plus KEY_BLANK for a blank), the prefix's first tile in the top digit, zeros
+ * after its last, so that keys sort as the prefix tree walk tries the prefixes (a prefix
+ * before those extending it, the rack's letters in order, then the blank as each). */
+#define KEY_BLANK 0x40u
 typedef struct {
     uint64_t key[GADDAG_LEFTS];
     int n, overflow, room;
-    unsigned top;                   /* the highest letter on the rack */
-    uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path */
-    uint64_t have;                  /* the letters count holds (bit t: count[t] > 0; never 0) */
+    unsigned top;                   /* the highest letter the rack can lay */
+    uint8_t count[MAX_LETTERS + 1]; /* the rack, less the tiles on the path ([0]: its blanks) */
+    uint64_t have;                  /* the letters count holds (bit t: count[t] > 0, t >= 1), or
+                                     * every letter while it holds a blank */
+    uint64_t letters;               /* the letters count holds, blank or none */
+    uint64_t all;                   /* every letter of the ruleset */
     const uint32_t *nodes;
 } LeftKeys;
+
+/* Take tile x from the path's rack (x = 0: the blank) and put it back. */
+static inline void left_take(LeftKeys *k, unsigned x) {
+    if (!--k->count[x] && x) k->letters &= ~((uint64_t)1 << x);
+    k->have = k->count[0] ? k->all : k->letters;
+}
+
+static inline void left_return(LeftKeys *k, unsigned x) {
+    if (!k->count[x]++ && x) k->letters |= (uint64_t)1 << x;
+    k->have = k->count[0] ? k->all : k->letters;
+}
 
 /* Every prefix the rack can lay left of the anchor along the GADDAG from node `at` (the
  * last tile laid, on the anchor or left of it): `key` holds the `depth` tiles laid left of
  * it so far, each new one becoming the prefix's first. Along a GADDAG path the letters so
  * far are only part of a word; they begin one when the node ends a word or its list holds
  * the separator (tile 0, first in the list) to go right from. */
-static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
+static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key);
+static void collect_blank_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key);
+
+/* collect_lefts, compiled twice: for a rack with a blank (`blank`) each child is tried as
+ * the rack's letter and then as the blank, and the rack without one pays nothing for it. */
+static inline __attribute__((always_inline)) void collect_step(LeftKeys *k, uint32_t at, int depth, uint64_t key,
+                                                               const int blank) {
     const uint32_t node = k->nodes[at], list = kwg_arc(node);
     if (kwg_accepts(node) || (list && kwg_tile(k->nodes[list]) == 0)) {
         if (k->n == GADDAG_LEFTS) {
@@ -437,14 +460,36 @@ static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
         }
         if (kwg_is_end(sibling)) break;
     }
+    const uint64_t shift = 7 * (GADDAG_MAX_ROOM - 1);
     for (int j = 0; j < n; j++) {
         const uint32_t i = next[j];
         const unsigned x = kwg_tile(k->nodes[i]);
-        if (!--k->count[x]) k->have &= ~((uint64_t)1 << x);
-        collect_lefts(k, i, depth + 1, (uint64_t)x << (7 * (GADDAG_MAX_ROOM - 1)) | key >> 7);
-        if (!k->count[x]++) k->have |= (uint64_t)1 << x;
-        if (k->overflow) return;
+        if (!blank) {
+            if (!--k->count[x]) k->have &= ~((uint64_t)1 << x);
+            collect_lefts(k, i, depth + 1, (uint64_t)x << shift | key >> 7);
+            if (!k->count[x]++) k->have |= (uint64_t)1 << x;
+            if (k->overflow) return;
+            continue;
+        }
+        for (unsigned as_blank = 0; as_blank < 2; as_blank++) { /* the rack's letter, then a blank as it */
+            const unsigned tile = as_blank ? 0 : x;
+            if (!k->count[tile]) continue;
+            left_take(k, tile);
+            const uint64_t step = (uint64_t)(x | (as_blank ? KEY_BLANK : 0)) << shift | key >> 7;
+            if (k->count[0])
+                collect_blank_lefts(k, i, depth + 1, step);
+            else
+                collect_lefts(k, i, depth + 1, step);
+            left_return(k, tile);
+            if (k->overflow) return;
+        }
     }
+}
+
+static void collect_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) { collect_step(k, at, depth, key, 0); }
+
+static void collect_blank_lefts(LeftKeys *k, uint32_t at, int depth, uint64_t key) {
+    collect_step(k, at, depth, key, 1);
 }
 
 static int by_key(const void *a, const void *b) {
@@ -476,8 +521,8 @@ static void left_ranks(const Search *s, int room, LeftRanks *b) {
     b->two = s->rack[0] < 2 || could_rank(out, by_equity, s->two_bound, first);
 }
 
-/* LeftPart at the anchor, led by the GADDAG, for a rack without a blank: `run` holds the n
- * board tiles right after the anchor. Returns -1, having done nothing, when the prefixes
+/* LeftPart at the anchor, led by the GADDAG, for a rack with at most GADDAG_BLANKS blanks:
+ * `run` holds the n board tiles right after the anchor. Returns -1, having done nothing, when the prefixes
  * are too many to collect (the prefix tree walk then does it), else 0. */
 static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
     const uint32_t *nodes = s->ctx.nodes;
@@ -501,18 +546,26 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
         while (k.room > 0 && !(ranks.extend >> k.room & 1)) k.room--;
         if (k.room < room) out->pruned = 1;
     }
-    k.top = 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
     k.nodes = nodes;
     memcpy(k.count, s->rack, sizeof k.count);
-    k.have = s->rack_mask & ~(uint64_t)1;
+    k.all = every_letter(s->ctx.rules);
+    k.letters = s->rack_mask & ~(uint64_t)1;
+    k.have = k.count[0] ? k.all : k.letters;
+    k.top = k.count[0] ? (unsigned)alphabet : 63u - (unsigned)__builtin_clzll(s->rack_mask | 1);
     for (uint32_t i = g, c = 0; c <= MAX_LETTERS && !k.overflow; i++, c++) { /* the anchor's letter */
         uint32_t node = nodes[i];
         unsigned x = kwg_tile(node);
-        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1) && k.count[x]) {
-            if (!--k.count[x]) k.have &= ~((uint64_t)1 << x);
-            collect_lefts(&k, i, 0, 0);
-            if (!k.count[x]++) k.have |= (uint64_t)1 << x;
-        }
+        if (x >= 1 && x <= (unsigned)alphabet && (cross >> x & 1))
+            for (unsigned blank = 0; blank < 2 && !k.overflow; blank++) {
+                const unsigned tile = blank ? 0 : x;
+                if (!k.count[tile]) continue;
+                left_take(&k, tile);
+                if (k.count[0])
+                    collect_blank_lefts(&k, i, 0, 0);
+                else
+                    collect_lefts(&k, i, 0, 0);
+                left_return(&k, tile);
+            }
         if (kwg_is_end(node)) break;
     }
     if (k.overflow) return -1;
@@ -532,18 +585,21 @@ static int left_part_gaddag(Search *s, int room, const uint8_t *run, int n) {
         if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
         recheck = 0;
         uint8_t tile[GADDAG_MAX_ROOM];
-        int len = 0;
+        int len = 0, blanks = 0;
         for (; len < GADDAG_MAX_ROOM; len++) {
-            tile[len] = (uint8_t)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len)) & 0x7F);
-            if (!tile[len]) break;
+            const unsigned digit = (unsigned)(key >> (7 * (GADDAG_MAX_ROOM - 1 - len)) & 0x7F);
+            if (!digit) break;
+            blanks += (digit & KEY_BLANK) != 0;
+            tile[len] = (uint8_t)((digit & ~KEY_BLANK) | (digit & KEY_BLANK ? BLANK_FLAG : 0));
         }
-        if (!(ranks.extend >> len & 1)) {
+        /* as the walk skips them: a left part of this length, or one with a blank (two), that cannot rank */
+        if (!(ranks.extend >> len & 1) || (blanks && !(ranks.blanks >> len & 1)) || (blanks > 1 && !ranks.two)) {
             out->pruned = 1;
             continue;
         }
         uint32_t list = s->ctx.root;
         for (int j = 0; j < len && list; j++) {
-            uint32_t at = child_node(s, list, tile[j]);
+            uint32_t at = child_node(s, list, tile[j] & TILE_MASK);
             list = at ? kwg_arc(nodes[at]) : 0;
         }
         if (!list) continue; /* a path of the GADDAG's alone */
@@ -568,7 +624,8 @@ static void left_part(Search *s, int room) {
     uint8_t run[MAX_SIDE]; /* the board tiles right after the anchor */
     int n = 0;
     for (int i = 1; s->anchor_col + i < s->pass.cols && s->pass.cells[anchor + i]; i++) run[n++] = s->pass.cells[anchor + i] & TILE_MASK;
-    if (s->ctx.gaddag && n > 0 && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM && !s->rack[0] &&
+    const int led = !s->rack[0] || (s->rack[0] <= GADDAG_BLANKS && n >= GADDAG_BLANK_RUN);
+    if (s->ctx.gaddag && n > 0 && led && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM &&
         left_part_gaddag(s, room, run, n) == 0)
         return;
     uint32_t path[MAX_SIDE + 1]; /* path[d]: the prefix of d tiles being tried */
@@ -590,17 +647,19 @@ static void left_part(Search *s, int room) {
     const int after = n < RUN_AFTER ? n : RUN_AFTER;
     for (;;) {
         const LeftPart *e = &t->items[at];
+        trace_visits++;
         if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
         recheck = 0;
         const uint64_t can = e->follow & cross;
         const int len = e->len;
-        if (can) {
+        if (can) { trace_cans++;
             if (!(ranks.extend >> len & 1)) {
                 out->pruned = 1;
             } else if (after ? goes_on(s, e->list, can, run, after)
                              : ends_or_goes_on(s, e->list, can, cross_after & left_rest(s, e))) {
                 uint8_t tile[MAX_SIDE];
                 for (int d = 1; d <= len; d++) tile[d - 1] = t->items[path[d]].tile;
+                trace_exts++;
                 extend_prefix(s, tile, len, e->list);
                 if (s->failed) return;
                 recheck = s->prune;
@@ -860,7 +919,11 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             failed = s->failed;
             continue;
         }
+        unsigned long before_calls = trace_calls, v0 = trace_visits, c0 = trace_cans, e0 = trace_exts; float fl = buf->has_floor ? buf->floor_equity : -999;
         search_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
+        if (getenv("ANCHOR_TRACE")) { const AnchorBounds *B = &bounds[next.slot];
+          int n_after = 0; for (int c = idx % s->pass.cols + 1; c < s->pass.cols && s->pass.cells[idx - idx % s->pass.cols + c]; c++) n_after++;
+          fprintf(stderr, "dir %d r%d c%d bound %.1f room %d after %d floor %.1f -> %.1f calls %lu visits %lu cans %lu exts %lu tree %zu\n", s->pass.dir, idx / s->pass.cols, idx % s->pass.cols, next.bound, B->room, n_after, fl, buf->has_floor ? buf->floor_equity : -999, trace_calls - before_calls, trace_visits - v0, trace_cans - c0, trace_exts - e0, s->lefts->count); }
         failed = s->failed;
     }
     if (bounds != local) free(bounds);

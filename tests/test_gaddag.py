@@ -4,7 +4,7 @@ the same order as the prefix-tree walk, whatever the GADDAG holds.
 The oracle is the same file with its GADDAG pointer cleared (node 1), which the generator
 then searches with the DAWG alone: every play, order, score and total must match on the
 bench positions, every turn of the English game records, and self-play boards with random
-racks, blanks included (a rack with one blank is GADDAG-led too, where two or more board
+racks, blanks included (a rack with blanks is GADDAG-led too, where two or more board
 tiles follow the anchor). A GADDAG lacking a path the DAWG's words need is not used; one
 holding paths of words the DAWG lacks is used, and finds only the DAWG's words.
 """
@@ -162,17 +162,17 @@ def test_self_play_boards_with_random_racks_and_blanks():
     assert plays > 10_000
 
 
-def test_racks_with_one_blank_have_their_left_parts_picked_too():
-    """With one blank the GADDAG's paths open to every letter at each step, but two or more
+def test_racks_with_blanks_have_their_left_parts_picked_too():
+    """With a blank the GADDAG's paths open to every letter at each step, but two or more
     board tiles after the anchor still close most of them: such anchors are GADDAG-led, each
-    prefix tried with the rack's letter first and then the blank as it, as the walk tries
+    prefix tried with the rack's letter first and then a blank as it, as the walk tries
     them. Every play and order, and the best-first heads by equity (whose skipped prefixes
-    with a blank must be the walk's), match the DAWG alone."""
+    with one blank or two must be the walk's), match the DAWG alone."""
     rng = random.Random(19)
     plays = 0
     for board in self_play_boards():
-        for _ in range(2):
-            rack = random_rack(board, rng).replace("?", "")[:6] + "?"
+        for blanks in (1, 2):
+            rack = random_rack(board, rng).replace("?", "")[: 7 - blanks] + "?" * blanks
             plays += assert_same(board, rack)
             for n in (1, 3):
                 assert_same(board, rack, limit=n, rank="equity", leaves=leaves())

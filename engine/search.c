@@ -4,7 +4,6 @@
  * search_moves, which runs both passes of one position.
  */
 #include "core.h"
-#include <stdio.h>
 
 /* Double the buffer's capacity, its side arrays with it. */
 static int grow(MoveBuf *out, int by_equity) {
@@ -192,9 +191,7 @@ static inline void advance(Search *s, uint32_t list, int col, int accepted, Tall
 /* ExtendRight [AJ88] from square `col` (on the board): `list` is the sibling list of
  * letters that may follow the word so far. Words ending on an empty square are emitted by
  * advance(), which also decides whether calling this is worth it. */
-static unsigned long trace_calls; unsigned long trace_visits, trace_cans, trace_exts;
 static void extend_right(Search *s, uint32_t list, int col, Tally t) {
-    trace_calls++;
     if (s->failed | s->halted) return;
     if (s->has_deadline && (++s->steps & CLOCK_EVERY) == 0 && time_is_up(&s->deadline)) {
         s->failed = FAIL_TIME;
@@ -647,19 +644,17 @@ static void left_part(Search *s, int room) {
     const int after = n < RUN_AFTER ? n : RUN_AFTER;
     for (;;) {
         const LeftPart *e = &t->items[at];
-        trace_visits++;
         if (recheck && ranks.seen != out->floor_rises) left_ranks(s, room, &ranks);
         recheck = 0;
         const uint64_t can = e->follow & cross;
         const int len = e->len;
-        if (can) { trace_cans++;
+        if (can) {
             if (!(ranks.extend >> len & 1)) {
                 out->pruned = 1;
             } else if (after ? goes_on(s, e->list, can, run, after)
                              : ends_or_goes_on(s, e->list, can, cross_after & left_rest(s, e))) {
                 uint8_t tile[MAX_SIDE];
                 for (int d = 1; d <= len; d++) tile[d - 1] = t->items[path[d]].tile;
-                trace_exts++;
                 extend_prefix(s, tile, len, e->list);
                 if (s->failed) return;
                 recheck = s->prune;
@@ -919,11 +914,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             failed = s->failed;
             continue;
         }
-        unsigned long before_calls = trace_calls, v0 = trace_visits, c0 = trace_cans, e0 = trace_exts; float fl = buf->has_floor ? buf->floor_equity : -999;
         search_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
-        if (getenv("ANCHOR_TRACE")) { const AnchorBounds *B = &bounds[next.slot];
-          int n_after = 0; for (int c = idx % s->pass.cols + 1; c < s->pass.cols && s->pass.cells[idx - idx % s->pass.cols + c]; c++) n_after++;
-          fprintf(stderr, "dir %d r%d c%d bound %.1f room %d after %d floor %.1f -> %.1f calls %lu visits %lu cans %lu exts %lu tree %zu\n", s->pass.dir, idx / s->pass.cols, idx % s->pass.cols, next.bound, B->room, n_after, fl, buf->has_floor ? buf->floor_equity : -999, trace_calls - before_calls, trace_visits - v0, trace_cans - c0, trace_exts - e0, s->lefts->count); }
         failed = s->failed;
     }
     if (bounds != local) free(bounds);

@@ -118,6 +118,10 @@ static void emit(Search *s, int end_col, Tally t) {
     out->total++;
     int32_t score = t.main * t.mult + t.cross + (t.placed == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0);
     float equity = 0.0f;
+    if (s->leaves && out->has_floor && (float)score + s->best_leave[t.placed] < out->floor_equity) {
+        out->seq++; /* not worth the floor with the best leave its tiles could keep: no need of its own */
+        return;
+    }
     if (s->leaves) {
         size_t key = 0;
         for (int c = start; c < end_col; c++) {

@@ -54,7 +54,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define GADDAG_MIN_ROOM 3           /* fewer squares left of an anchor: the prefix walk is as quick */
 #define GADDAG_MAX_ROOM 8           /* more: the prefix walk (a key holds 7 bits a tile) */
 #define GADDAG_BLANKS 2             /* racks with more blanks (Эрудит has three): the prefix walk */
-#define GADDAG_BLANK_RUN 2          /* with a blank, fewer board tiles after the anchor: the prefix walk */
+#define GADDAG_MIN_RUN 2            /* fewer board tiles after the anchor: the prefix walk */
 #define GADDAG_CHECK_STEPS 32000000ull /* list lookups gaddag_covers may make (TWL06: 3.3M, ~60 ms) */
 #define RUN_AFTER 3                 /* board tiles after an anchor a prefix is checked against */
 #define KNOWN_BINGO_PLAYS 64        /* bingos of one anchor laid from their words at most; more: the anchor is searched */

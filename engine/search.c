@@ -625,7 +625,7 @@ static void left_part(Search *s, int room) {
     uint8_t run[MAX_SIDE]; /* the board tiles right after the anchor */
     int n = 0;
     for (int i = 1; s->anchor_col + i < s->pass.cols && s->pass.cells[anchor + i]; i++) run[n++] = s->pass.cells[anchor + i] & TILE_MASK;
-    const int led = !s->rack[0] || (s->rack[0] <= GADDAG_BLANKS && n >= GADDAG_BLANK_RUN);
+    const int led = n >= GADDAG_MIN_RUN && s->rack[0] <= GADDAG_BLANKS;
     if (s->ctx.gaddag && n > 0 && led && room >= GADDAG_MIN_ROOM && room <= GADDAG_MAX_ROOM &&
         left_part_gaddag(s, room, run, n) == 0)
         return;

@@ -4,8 +4,8 @@ the same order as the prefix-tree walk, whatever the GADDAG holds.
 The oracle is the same file with its GADDAG pointer cleared (node 1), which the generator
 then searches with the DAWG alone: every play, order, score and total must match on the
 bench positions, every turn of the English game records, and self-play boards with random
-racks, blanks included (a rack with blanks is GADDAG-led too, where two or more board
-tiles follow the anchor). A GADDAG lacking a path the DAWG's words need is not used; one
+racks, blanks included (GADDAG-led where two or more board tiles follow the anchor, with
+blanks on the rack or not). A GADDAG lacking a path the DAWG's words need is not used; one
 holding paths of words the DAWG lacks is used, and finds only the DAWG's words.
 """
 
@@ -163,11 +163,11 @@ def test_self_play_boards_with_random_racks_and_blanks():
 
 
 def test_racks_with_blanks_have_their_left_parts_picked_too():
-    """With a blank the GADDAG's paths open to every letter at each step, but two or more
-    board tiles after the anchor still close most of them: such anchors are GADDAG-led, each
-    prefix tried with the rack's letter first and then a blank as it, as the walk tries
-    them. Every play and order, and the best-first heads by equity (whose skipped prefixes
-    with one blank or two must be the walk's), match the DAWG alone."""
+    """With a blank the GADDAG's paths open to every letter at each step, but the two or more
+    board tiles after a GADDAG-led anchor still close most of them: there each prefix is
+    tried with the rack's letter first and then a blank as it, as the walk tries them.
+    Every play and order, and the best-first heads by equity (whose skipped prefixes with
+    one blank or two must be the walk's), match the DAWG alone."""
     rng = random.Random(19)
     plays = 0
     for board in self_play_boards():

@@ -205,11 +205,16 @@ static inline Square square_at(const Search *s, int idx) {
 /* Squares a play fills, grown one at a time (the longer spans of a shadow bound extend the
  * shorter): each square weighs its tile by letter premium times the word premium, plus
  * letter times word premium again when it makes a cross-word. A square with a word premium
- * changes every weight; any other only adds its own. */
+ * changes every weight; any other only adds its own. The rack's highest tiles on the
+ * heaviest squares (`dot`) are kept as weights come in: a weight inserted at j moves those
+ * below it one tile down, each changing the sum by its weight times the step between the
+ * two tiles' values (mostly none: a rack's tiles share few values). */
 typedef struct {
     const Square *sq; /* sq[0 .. k-1] */
+    const int32_t *tile; /* the rack's tile values, highest first (Search.tile_desc) */
     int k;
     int32_t mult, cross;
+    int32_t dot; /* sum of weight[i] * tile[i], i < k */
     int32_t weight[MAX_RACK]; /* heaviest first */
 } Span;
 
@@ -217,8 +222,12 @@ static inline void span_weigh(Span *p, int i) {
     const Square *q = &p->sq[i];
     int32_t w = q->lm * (p->mult + q->has_cross * q->wm);
     int j = i;
-    for (; j > 0 && p->weight[j - 1] < w; j--) p->weight[j] = p->weight[j - 1];
+    for (; j > 0 && p->weight[j - 1] < w; j--) {
+        p->weight[j] = p->weight[j - 1];
+        p->dot += p->weight[j] * (p->tile[j] - p->tile[j - 1]);
+    }
     p->weight[j] = w;
+    p->dot += w * p->tile[j];
 }
 
 /* Adds square sq[k]. */
@@ -229,6 +238,7 @@ static inline void span_grow(Span *p) {
         span_weigh(p, p->k - 1);
     } else {
         p->mult *= q->wm;
+        p->dot = 0;
         for (int i = 0; i < p->k; i++) span_weigh(p, i);
     }
 }
@@ -239,6 +249,7 @@ static inline void span_fill(Span *p, int k) {
         p->mult *= p->sq[i].wm;
         p->cross += p->sq[i].cross;
     }
+    p->dot = 0;
     for (int i = 0; i < k; i++) span_weigh(p, i);
     p->k = k;
 }
@@ -252,8 +263,7 @@ static inline void span_fill(Span *p, int k) {
 static inline __attribute__((always_inline)) float span_bound(const Search *s, const Span *p, int32_t board_sum,
                                                               int32_t bingo, float *with_blank, float *with_two) {
     const int k = p->k;
-    int32_t score = board_sum * p->mult + p->cross;
-    for (int i = 0; i < k; i++) score += p->weight[i] * s->tile_desc[i];
+    int32_t score = board_sum * p->mult + p->cross + p->dot;
     if (k == s->ctx.rules->rack_size) score += bingo;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
@@ -573,6 +583,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
         if (r < 1) continue;
         Span span; /* weights written as the squares come: not zeroed */
         span.sq = line + MAX_RACK - l;
+        span.tile = s->tile_desc;
         span.mult = 1;
         span.cross = 0;
         span_fill(&span, s->leaves ? l : l + r);

@@ -28,17 +28,31 @@ static uint64_t fits_runs(const Search *s, int row, int col, uint64_t letters) {
         step[runs] = 1;
         for (int i = at + n - 1; i > left; i--) step[runs] *= (size_t)a;
     }
+    /* a run that ends on the square holds its letters' bits side by side: read them at once
+     * (one unaligned word, where the table has it whole) */
+    const size_t bytes = run_table_bytes(a);
+    int slow = 0;
+    for (int i = 0; i < runs; i++) {
+        if (step[i] != 1 || a > 56 || (index[i] >> 3) + 8 > bytes) {
+            index[slow] = index[i];
+            step[slow++] = step[i];
+            continue;
+        }
+        uint64_t word;
+        memcpy(&word, s->ctx.runs + (index[i] >> 3), sizeof word);
+        letters &= ((word >> (index[i] & 7)) & (((uint64_t)1 << a) - 1)) << 1;
+    }
     uint64_t ok = 0;
-    for (uint64_t todo = letters; todo; todo &= todo - 1) {
+    for (uint64_t todo = slow ? letters : 0; todo; todo &= todo - 1) {
         unsigned x = (unsigned)__builtin_ctzll(todo);
         int fits = 1;
-        for (int i = 0; i < runs && fits; i++) {
+        for (int i = 0; i < slow && fits; i++) {
             size_t at = index[i] + (x - 1) * step[i];
             fits = s->ctx.runs[at >> 3] >> (at & 7) & 1;
         }
         if (fits) ok |= (uint64_t)1 << x;
     }
-    return ok;
+    return slow ? ok : letters;
 }
 
 /* A bit per square of a row of `cols` cells: set where a tile is. Eight squares at a

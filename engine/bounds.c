@@ -261,10 +261,12 @@ static inline void span_fill(Span *p, int k) {
  * *with_two, those that put down two. Inlined into both of shadow's versions: called out
  * of line, once a span, it cost JOSH2's best play 11 k instructions of 320 k. */
 static inline __attribute__((always_inline)) float span_bound(const Search *s, const Span *p, int32_t board_sum,
-                                                              int32_t bingo, float *with_blank, float *with_two) {
+                                                              int32_t bingo, float *with_blank, float *with_two,
+                                                              int32_t *points) {
     const int k = p->k;
     int32_t score = board_sum * p->mult + p->cross + p->dot;
     if (k == s->ctx.rules->rack_size) score += bingo;
+    *points = score;
     /* with a blank among the tiles: the k - 1 best others, the blank on the lightest square */
     if (with_blank) *with_blank = (float)(score - p->weight[k - 1] * s->tile_desc[k - 1]) + s->blank_leave[k];
     /* with two: the k - 2 best others, the blanks on the two lightest */
@@ -593,9 +595,13 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
 #undef HOLDS_NO_PLAY
             float blank = -INFINITY, two = -INFINITY;
             int32_t bingo = l + r == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0;
+            int32_t points;
             float any = span_bound(s, &span, on_left + board_upto[r], bingo, s->rack[0] ? &blank : NULL,
-                                   pair ? &two : NULL);
-            if (s->leaves && blank_only[r]) any = blank; /* by equity only: by score one span stands for the shorter */
+                                   pair ? &two : NULL, &points);
+            if (s->leaves && blank_only[r]) { /* by equity only: by score one span stands for the shorter */
+                any = blank;
+                points -= span.weight[span.k - 1] * s->tile_desc[span.k - 1];
+            }
             int exact = 0, pairs = 0; /* the span's bound is its best bingo; its pairs are left to refine_bounds */
             if (bingo && s->leaves) {
                 /* the span takes the whole rack: its plays are the bingos that fit it, so
@@ -616,7 +622,8 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
             }
             if (kept && !exact && (pairs || (!blank_only[r] && l + r >= PART_LEAST))) {
                 if (kept->count < kept->capacity)
-                    kept->items[kept->count++] = (SpanBound){codes_upto[r], any, (uint8_t)l, (uint8_t)(l + r), (uint8_t)pairs};
+                    kept->items[kept->count++] = (SpanBound){codes_upto[r], points, (uint8_t)l, (uint8_t)(l + r), (uint8_t)pairs,
+                                                             (uint8_t)(blank_only[r] != 0)};
                 else
                     kept = NULL; /* no room left: this anchor keeps none */
             } else {
@@ -640,6 +647,12 @@ float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b) {
     return s->rack[0] >= 2 ? shadow(s, row, anchor, b, 1) : shadow(s, row, anchor, b, 0);
 }
 
+/* A kept span's bound as shadow took it: its points and the best leave of its k tiles (of
+ * those with a blank, where only a blank fits some square), summed as span_bound sums them. */
+static inline float span_any(const Search *s, const SpanBound *p) {
+    return (float)p->points + (p->blank ? s->blank_leave[p->k] : s->best_leave[p->k]);
+}
+
 /* An anchor's bounds again from its kept spans (anchor_bound), each that could beat
  * `threshold` keeping only the leaves of the rack's parts that spell a word there
  * (refine_leave): the k tiles a play puts down spell its main word with the span's board
@@ -656,24 +669,24 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
     const SpanBound *pairs[MAX_RACK + 1];
     int n = 0;
     for (const SpanBound *p = s->spans->items + b->first, *end = p + b->spans; p < end; p++) {
-        float v = p->any;
+        float v = span_any(s, p);
         if (p->pairs && n <= MAX_RACK) {
             int j = n++;
-            for (; j > 0 && pairs[j - 1]->any < v; j--) pairs[j] = pairs[j - 1];
+            for (; j > 0 && span_any(s, pairs[j - 1]) < v; j--) pairs[j] = pairs[j - 1];
             pairs[j] = p;
             continue;
         }
-        if (v > threshold) {
+        if (v > threshold && !p->blank) {
             const float leave = refine_leave(s, p->with, p->k);
             if (leave == -INFINITY) continue;
-            if (leave < s->best_leave[p->k]) v -= s->best_leave[p->k] - leave;
+            if (leave < s->best_leave[p->k]) v = (float)p->points + leave;
         }
         b->other = max_bound(b->other, v);
         any[p->l] = max_bound(any[p->l], v);
     }
     for (int i = 0; i < n; i++) {
         const SpanBound *p = pairs[i];
-        float v = p->any;
+        float v = span_any(s, p);
         if (v > threshold && v >= b->bingo) { /* its bingos, exactly: none is another play */
             const int32_t best = pair_bingos(s, b, p);
             if (best < 0) continue;

@@ -148,13 +148,17 @@ typedef struct {
 
 /* A span's bound as anchor_bound took it, kept so that refine_bounds can tighten the
  * anchor's bounds when the anchor comes up to be searched: l rack tiles left of the anchor,
- * k in all, board letters whose codes are `with`. */
+ * k in all, board letters whose codes are `with`. The bound is kept as its points and
+ * which leave it adds (span_leave), so that a tighter leave is added to the same points
+ * as emit() adds a play's: a bound that took the best leave away again could round below
+ * the play it bounds. */
 typedef struct {
     uint64_t with;
-    float any;
+    int32_t points;
     uint8_t l, k;
     uint8_t pairs; /* a bingo span whose two blanks' letter pairs were too many to lay then
                     * (MANY_PAIRS): refine_bounds lays them all */
+    uint8_t blank; /* only a blank fits some square: the leave is the best of parts with one */
 } SpanBound;
 _Static_assert(sizeof(SpanBound) == 16, "SpanBound is 16 bytes");
 

@@ -502,6 +502,75 @@ def test_two_blank_lanes_with_many_letter_pairs_are_laid_when_they_come_up():
     assert generated < total / 50, (generated, total)
 
 
+# Boards of self-play and racks whose N-th and (N+1)-th plays by equity tie, each at an
+# anchor whose refined bound is exactly that equity (found by drawing random racks on
+# self-play boards: about 1 rack in 7,000).
+TIED_ACROSS_ANCHORS = [
+    (
+        "7K7/7A7/6AE7/5NU8/4TED4P3/4OBI4I3/4O1O4G3/4N1SHOVEL3/11I3/11k3/10YE3/10A4/10Y4/15/15",
+        "EIINNTU",
+        1,
+    ),
+    ("15/15/15/15/15/15/15/3PLOTTED5/15/15/15/15/15/15/15", "AIIIOOR", 1),
+    (
+        "7O4J2/7E4O2/7U3AB2/7V3L3/4TeTRADIC3/4O2E3A3/4O6Y3/4T1GAITED3/4S6E3/4I6S3/4E10/4S10/15/15/15",
+        "FLNNOTU",
+        1,
+    ),
+    (
+        "15/15/11L3/11I3/11N3/9JOG3/9AXE3/3PLOTTED1R3/1L5OVERS3/1I1SOLATED5/1P1HWAN8/ZONE2AUGURED2/1M1WIG9/1A13/15",
+        "EFIIOTV",
+        1,
+    ),
+    (
+        "9VACANT/8T2E3/7BI2N3/7OD1ET3/7RE1AS3/7OD1R4/7U2P4/7GAILY3/7H2U4/NUMERALs2G4/10SH3/11EF2/11XI2/9ZEALOT/7WOALDS2",
+        "EEIINOS",
+        1,
+    ),
+    (
+        "11KIDS/13I1/13P1/9CLOTTY/13E1/11P1R1/5HUNH2R1A1/7AEOLIaN1/8MIAOWS1/11R3/3t6AI3/3R5AYE3/3A2UTILISE2/1CONGO3EN4/3Q1FEAZE5",
+        "EEEILTU",
+        1,
+    ),
+    (
+        "2NUGGET7/4E10/4I10/3ES10/3EH10/3LAMA1ATRIA2/3I2LILO5/3E3NAYS4/3r11/15/15/15/15/15/15",
+        "AAIORUY",
+        1,
+    ),
+    ("7K7/7A7/6AE7/5NU8/5ED4P3/5BI4I3/6O4G3/6SHOVEL3/11I3/11k3/11E3/15/15/15/15", "EIIORTU", 2),
+    ("7K7/7A7/6AE7/5NU8/5ED8/5BI8/6O8/6SHOVE4/15/15/15/15/15/15/15", "AADIIOO", 2),
+    (
+        "15/12A2/12Z2/11JO2/4T6U3/1F2A6I3/1O2N6C3/1R2G1AERILY3/1ATROPINE6/4E10/4D10/15/15/15/15",
+        "IIRRTUW",
+        2,
+    ),
+    (
+        "7A6J/7M1KLEPTO/6NOVA1HAIL/7U2O3E/7R2N2IS/9ET2Z1/9NONFAT/7QIS1AERO/7INURE3/9E2BUM/9DUCAT1/11O2C/11Y2O/9WHEENS/6GITE1R2S",
+        "DEEGLL?",
+        1,
+    ),
+    (
+        "7A6J/7M1KLEPTO/6NOVA1HAIL/7U2O3E/7R2N2IS/9ET2Z1/9NONFAT/7QIS1AERO/7INURE3/9E2BUM/9DUCAT1/11O2C/11Y2O/9WHEENS/6GITE1R2S",
+        "DEEGLL?",
+        2,
+    ),
+]
+
+
+@pytest.mark.parametrize(("cgp", "rack", "n"), TIED_ACROSS_ANCHORS)
+def test_plays_tied_in_equity_across_anchors_rank_in_generation_order(cgp, rack, n):
+    """A refined span bound took the difference of two leaves off the float bound, and
+    rounded a few millionths below the play it bounded: when a tied play at another anchor
+    had set the floor first, the anchor of the play that comes first in generation order
+    was passed over, and the later of the two ranked. A refined bound now adds the tighter
+    leave to the span's points, as emit() adds a play's."""
+    solver = solver_for("english")
+    board = Board.from_cgp(solver.rules, cgp)
+    full, _ = assert_head(solver, board, rack, n, rank="equity", leaves=twl06_leaves())
+    equities = full.equities()
+    assert equities[n - 1] == equities[n], "the case no longer ties at the cut"
+
+
 def test_count_all_searches_everything_under_a_limit():
     """A request for every play under a server's cap: the list is cut, the count is not."""
     solver = solver_for("english")

@@ -13,12 +13,20 @@ void bingos_init(Bingos *b, const Anagrams *set, const uint8_t *rack, const Rule
     b->key = 0;
     b->alone = 0;
     b->pairs = -1;
+    b->pair_key = NULL;
+    b->pair_as = NULL;
     for (int i = 0; i < BINGO_ANSWERS; i++) b->asked[i].known = 0; /* the rest is written when asked */
     for (int t = 0; t <= r->alphabet; t++) {
         tiles += rack[t];
         if (t && set) b->key += rack[t] * set->code[t];
     }
     b->checked = set != NULL && tiles == r->rack_size && rack[0] <= 2;
+}
+
+void bingos_free(Bingos *b) {
+    free(b->pair_key);
+    b->pair_key = NULL;
+    b->pair_as = NULL;
 }
 
 /* Whether the whole rack, with board letters whose codes sum to `with`, spells some word:
@@ -438,10 +446,16 @@ static int32_t best_bingo(Search *s, int row, int start, int end, uint64_t with)
 
 /* Every letter pair x <= y for a rack's two blanks whose bingo key, with board letters
  * `with`, the anagram set holds, in the order blank_letters tries them (Bingos.pair_key and
- * pair_as, remembered for the last `with` asked): the count. */
+ * pair_as, remembered for the last `with` asked): the count, or -1 when memory is out. */
 static int all_pairs(Search *s, uint64_t with) {
     Bingos *b = s->bingos;
     if (b->pairs >= 0 && b->pairs_with == with) return b->pairs;
+    if (!b->pair_key) {
+        void *room = malloc(BINGO_PAIRS * (sizeof *b->pair_key + sizeof *b->pair_as));
+        if (!room) return -1;
+        b->pair_key = room;
+        b->pair_as = (uint8_t (*)[2])(b->pair_key + BINGO_PAIRS);
+    }
     const Anagrams *set = s->ctx.anagrams;
     const uint64_t base = b->key + with;
     const int alphabet = s->ctx.rules->alphabet;
@@ -475,11 +489,13 @@ static int span_end(const Search *s, const AnchorBounds *b, int l, int k, int *s
 }
 
 /* The best bingo of a span whose two blanks' letter pairs were too many to lay when its
- * anchor was bounded (SpanBound.pairs): every pair laid now. -1 when none fits. */
+ * anchor was bounded (SpanBound.pairs): every pair laid now. -1 when none fits, -2 when
+ * memory is out (the span keeps its bound). */
 static int32_t pair_bingos(Search *s, const AnchorBounds *b, const SpanBound *p) {
     int start;
     const int end = span_end(s, b, p->l, p->k, &start);
     const int n = all_pairs(s, p->with);
+    if (n < 0) return -2;
     const Bingos *pairs = s->bingos;
     int32_t best = -1;
     for (int i = 0; i < n; i++) {
@@ -689,7 +705,12 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
         float v = span_any(s, p);
         if (v > threshold && v >= b->bingo) { /* its bingos, exactly: none is another play */
             const int32_t best = pair_bingos(s, b, p);
-            if (best < 0) continue;
+            if (best == -1) continue;
+            if (best < 0) { /* not laid: as it was */
+                b->other = max_bound(b->other, v);
+                any[p->l] = max_bound(any[p->l], v);
+                continue;
+            }
             v = (float)best + s->best_leave[p->k];
             b->bingo = max_bound(b->bingo, v);
         } else {
@@ -774,6 +795,7 @@ int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most) {
         const int keys = bingo_keys(s, with, key, as);
         if (keys == -2) { /* too many pairs to keep: every one */
             const int pairs = all_pairs(s, with);
+            if (pairs < 0) return -1;
             for (int i = 0; i < pairs; i++) {
                 const BlankAs two = {b->pair_as[i][0], b->pair_as[i][1]};
                 if (lay_bingos(s, b->pair_key[i], row, start, end, anchor, two, out, &n, most) < 0) return -1;

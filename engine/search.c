@@ -1024,5 +1024,6 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
     }
     if (lefts.on_heap) free(lefts.items);
     s[0].lefts = s[1].lefts = NULL;
+    bingos_free(bingos);
     return failed;
 }

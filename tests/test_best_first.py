@@ -557,6 +557,21 @@ TIED_ACROSS_ANCHORS = [
 ]
 
 
+def test_a_leave_far_larger_than_scores_does_not_round_a_refined_bound_away():
+    """The same rounding made large: with one leave worth 3e9 (a float32 step of 256), taking
+    the difference of two leaves off a span's bound lost whole points, and the best play's
+    anchor (H12 (J)ADE, 36) was passed over for a 24-point play (a helper's attack)."""
+    solver = solver_for("english")
+    board = Board.from_cgp(
+        solver.rules,
+        "15/15/15/15/15/15/4V1HOBBER3/3VIMEN1R2KUE/2DIN1TEQUILA2/2ARE4X5/2DID4I5/"
+        "2OD3JOnES3/2S6G5/15/15",
+    )
+    leaves = Leaves(Leaves.to_bytes({(4, 5, 5, 15): 3e9, (1,): 0.5}), solver.rules)
+    full, _ = assert_head(solver, board, "AEDIEOE", 1, rank="equity", leaves=leaves)
+    assert full[0].notation == "H12 (J)ADE"
+
+
 @pytest.mark.parametrize(("cgp", "rack", "n"), TIED_ACROSS_ANCHORS)
 def test_plays_tied_in_equity_across_anchors_rank_in_generation_order(cgp, rack, n):
     """A refined span bound took the difference of two leaves off the float bound, and

@@ -54,8 +54,9 @@ int rack_spells(const Search *s, uint64_t with) {
 /* The letters x a blank can stand for in a bingo with board letters `with`: with one blank,
  * those that spell a word; with two, those that do with some second letter y >= x, each
  * such pair x <= y kept in pair[*pairs], unless there are more than MANY_PAIRS: then *many
- * is set and the letters found so far are returned (the search stops there: such a span is
- * left to the walk, see best_bingo). */
+ * is set and the letters found so far are returned (the search stops there: such a span
+ * keeps its optimistic bound until its anchor comes up, and refine_bounds lays every pair;
+ * see best_bingo). */
 static uint64_t blank_letters(const Search *s, uint64_t with, int *many, uint8_t *pairs, uint8_t (*pair)[2]) {
     const Anagrams *set = s->ctx.anagrams;
     const uint64_t key = s->bingos->key + with;

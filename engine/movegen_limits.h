@@ -58,7 +58,7 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define GADDAG_CHECK_STEPS 32000000ull /* list lookups gaddag_covers may make (TWL06: 3.3M, ~60 ms) */
 #define RUN_AFTER 3                 /* board tiles after an anchor a prefix is checked against */
 #define KNOWN_BINGO_PLAYS 64        /* bingos of one anchor laid from their words at most; more: the anchor is searched */
-#define MANY_PAIRS 16               /* two blanks: letter pairs with bingos past which a span's are left to the walk */
+#define MANY_PAIRS 16               /* two blanks: letter pairs with bingos past which a span's are laid only when its anchor comes up */
 #define BINGO_PAIRS (MAX_LETTERS * (MAX_LETTERS + 1) / 2) /* letter pairs x <= y two blanks can stand for */
 #define WORD_KEY_BITS 21            /* the word-key filter's bits (256 KiB): ~2% false "yes" for TWL06 */
 #define PART_RACK 8                 /* racks of up to this many tiles have their parts' words checked */

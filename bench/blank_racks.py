@@ -63,6 +63,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5, help="the racks' seed (5)")
     parser.add_argument("--runs", type=int, default=100, help="calls a rack, median (100)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--each", action="store_true", help="also every rack's times")
     args = parser.parse_args()
     header("best play by equity on random racks, by blanks, TWL06 + TWL06.klv2")
     folder, why = magpie_folder()
@@ -106,6 +107,13 @@ def main() -> None:
                     f"{statistics.fmean(theirs[part]) * 1e6:.1f} µs"
                 )
                 at += len(group)
+        if args.each:
+            for i, line in enumerate(lines):
+                board = next(n for n, group in boards if line in group) + 1
+                print(
+                    f"    P{board} {line.split(' ')[1].rstrip('/')}: {ours[i] * 1e6:.0f} µs "
+                    f"against {theirs[i] * 1e6:.0f} µs ({ratios[i]:.2f})"
+                )
         worst = sorted(range(len(lines)), key=lambda i: theirs[i] - ours[i])[:3]
         for i in worst:
             rack = lines[i].split(" ")[1].rstrip("/")

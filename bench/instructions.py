@@ -2,16 +2,19 @@
 measure that does not wander with the machine (wall-clock times on a shared 2-core VM
 moved by up to 40% between back-to-back runs of one build).
 
-Only `Generator.generate` is counted (--toggle-collect), so Python around it is not. Two
+Only `Generator.generate` is counted (--toggle-collect), so Python around it is not. The
 workloads: the 7 bench positions (TWL06.kwg), each call on its own (callgrind dumps its
-counters before every call); and every turn with a known rack in the English game records,
-totals per mode. Run it on the build before a change and after it: equal input, equal
-counts, on any machine with valgrind.
+counters before every call); every turn with a known rack in the English game records,
+totals per mode; and with --racks, bench/blank_racks.py's random racks by their blanks
+(two builds of equal instructions can differ by a third in wall time on one rack: code
+layout). Run it on the build before a change and after it: equal input, equal counts,
+on any machine with valgrind.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import shutil
 import subprocess
@@ -44,6 +47,7 @@ MODES = [
     ("eq. best", 1, True),
 ]
 GAME_MODES = ["all", "top 10", "eq. best"]
+RACKS = ["racks0", "racks1", "racks2"]  # children: blank_racks.py's racks by their blanks
 
 
 def solver_and_leaves() -> tuple[Solver, Leaves, Ruleset]:
@@ -89,6 +93,23 @@ def bench_games(mode: str) -> None:
             continue
 
 
+def bench_racks(blanks: int) -> None:
+    """Child: best play by equity for each of bench/blank_racks.py's random racks (its
+    default seed and count) with `blanks` blanks, one call each; a board's racks come in a
+    row, as they do there."""
+    from blank_racks import BENCH, racks_for  # a bench script beside this one
+
+    solver, leaves, rules = solver_and_leaves()
+    rng = random.Random(5)
+    for count in (0, 1, 2):  # drawn in blank_racks.py's order, so the racks are its racks
+        lines = [ln for cgp in BENCH for ln in racks_for(rules, cgp, count, 6, rng)]
+        if count != blanks:
+            continue
+        for line in lines:
+            position = parse_cgp(rules, line)
+            generate(solver, leaves, position.board, position.racks[0], "eq. best")
+
+
 def callgrind(args: list[str], out: Path, per_call: bool) -> list[int]:
     """Run this script with `args` under callgrind; instructions per dump, in order."""
     command = [
@@ -118,11 +139,19 @@ def fmt(n: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", choices=["positions", *GAME_MODES], help=argparse.SUPPRESS)
+    children = ["positions", *GAME_MODES, *RACKS]
+    parser.add_argument("--child", choices=children, help=argparse.SUPPRESS)
     parser.add_argument("--no-games", action="store_true", help="only the bench positions")
+    parser.add_argument(
+        "--racks",
+        action="store_true",
+        help="also bench/blank_racks.py's random racks, best by equity, totals by blanks",
+    )
     args = parser.parse_args()
     if args.child == "positions":
         return bench_positions()
+    if args.child in RACKS:
+        return bench_racks(RACKS.index(args.child))
     if args.child:
         return bench_games(args.child)
     header("instructions: Generator.generate under callgrind, TWL06.kwg")
@@ -138,6 +167,12 @@ def main() -> None:
         for i, name in enumerate(POSITIONS):
             row = counts[i :: len(POSITIONS)]  # the calls go mode by mode
             print(f"{name:<16}" + "".join(f"{fmt(n):>10}" for n in row))
+        if args.racks:
+            print("# bench/blank_racks.py's racks, best by equity: instructions per rack (total)")
+            for blanks, child in enumerate(RACKS):
+                calls = callgrind(["--child", child], out, per_call=True)
+                print(f"{blanks} blank{'s' * (blanks != 1):<11}{fmt(sum(calls) / len(calls)):>10}  "
+                      f"({fmt(sum(calls))}, {len(calls)} racks)")  # fmt: skip
         if args.no_games:
             return
         rules = Ruleset.load("english")

@@ -111,7 +111,6 @@ static int spells_bingo(Search *s, uint64_t with, int board_tiles) {
     return b->asked[bingo_answer(s, with)].spells;
 }
 
-
 /* The parts of `rack` (counts) for refine_leave, listed when first asked about; -1, and
  * none, when the rack has more than PART_RACK tiles (its bounds then keep every part's
  * leave). A part with a blank counts as spelling a word; those keeping the blanks, whose
@@ -129,19 +128,28 @@ int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const Lea
 /* Every part of the rack (rack_parts_init) by size, counted like an odometer over its
  * distinct tiles (tile[d] taken 0 to rack[tile[d]] times), each step updating the part's
  * size, leave key and letter codes rather than summing them again. */
-static void rack_parts_list(RackParts *p, const Rules *r, const uint64_t *code) {
+static void rack_parts_list(RackParts *p, const Rules *r, const uint64_t *code, const int with_tiles) {
     const LeaveTable *leaves = p->leaves;
     memset(p->n, 0, sizeof p->n);
     memset(p->sorted, 0, sizeof p->sorted);
     for (int i = 0; i < 1 << PART_ANSWER_BITS; i++) p->asked[i].k = -1;
-    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0};
+    uint8_t tile[MAX_RACK], used[MAX_RACK] = {0}, by_value[MAX_RACK];
     const int distinct = rack_distinct(r, p->rack, tile);
+    for (int d = 0; d < distinct && with_tiles; d++) { /* the distinct tiles' places, highest value first */
+        int j = d;
+        for (; j > 0 && r->values[tile[by_value[j - 1]]] < r->values[tile[d]]; j--) by_value[j] = by_value[j - 1];
+        by_value[j] = (uint8_t)d;
+    }
     int k = 0;
     size_t key = 0;
     uint64_t codes = 0;
     for (;;) {
-        const int blank = tile[0] == 0 && used[0];
-        p->part[k][p->n[k]++] = (RackPart){codes, key < leaves->keys ? leaves->value[key] : 0.0f, blank}; /* the leave as emit() reads it */
+        const int blanks = tile[0] == 0 ? used[0] : 0;
+        uint64_t tiles = 0; /* lowest first, so that the highest ends in the low byte */
+        if (with_tiles)
+            for (int i = distinct - 1; i >= 0; i--)
+                for (int u = 0; u < used[by_value[i]]; u++) tiles = tiles << 8 | tile[by_value[i]];
+        p->part[k][p->n[k]++] = (RackPart){codes, tiles, key < leaves->keys ? leaves->value[key] : 0.0f, blanks}; /* the leave as emit() reads it */
         int d = 0;
         for (; d < distinct && used[d] == p->rack[tile[d]]; d++) { /* back to none of tile[d] */
             k -= used[d];
@@ -175,7 +183,7 @@ static void parts_sort(RackParts *p, int k) {
 static __attribute__((noinline)) float refine_leave_ask(const Search *s, uint64_t with, int k, int slot) {
     RackParts *p = s->parts;
     const WordKeys *words = s->ctx.words;
-    if (!p->ready) rack_parts_list(p, s->ctx.rules, s->ctx.anagrams->code);
+    if (!p->ready) rack_parts_list(p, s->ctx.rules, s->ctx.anagrams->code, s->lay_masks != NULL);
     if (!p->sorted[k]) parts_sort(p, k);
     float v = -INFINITY;
     for (const RackPart *a = p->part[k], *end = a + p->n[k]; a < end; a++)
@@ -197,6 +205,15 @@ static inline float refine_leave(const Search *s, uint64_t with, int k) {
     const int slot = (int)(((with + (uint64_t)k) * 0x9E3779B97F4A7C15ull) >> (64 - PART_ANSWER_BITS));
     if (p->ready && p->asked[slot].k == k && p->asked[slot].with == with) return p->asked[slot].leave;
     return refine_leave_ask(s, with, k, slot);
+}
+
+/* The rack's parts of k tiles, best leave first (listed and sorted when first asked). */
+const RackPart *rack_parts(const Search *s, int k, int *n) {
+    RackParts *p = s->parts;
+    if (!p->ready) rack_parts_list(p, s->ctx.rules, s->ctx.anagrams->code, 1);
+    if (!p->sorted[k]) parts_sort(p, k);
+    *n = p->n[k];
+    return p->part[k];
 }
 
 /* A square a play may fill, as the shadow bound sees it. */
@@ -284,15 +301,6 @@ static inline __attribute__((always_inline)) float span_bound(const Search *s, c
                           : (float)(score - p->weight[k - 1] * s->tile_desc[k - 1] - p->weight[k - 2] * s->tile_desc[k - 2]) +
                                 s->two_leave[k];
     return (float)score + s->best_leave[k]; /* the best leave of k tiles played */
-}
-
-/* The first of the words under `key` (Anagrams: index + 1, chained by `next`), 0 when
- * there is none. */
-static inline uint32_t anagram_words(const Anagrams *set, uint64_t key) {
-    if (!key) key = 1;
-    size_t slot = anagram_slot(set, key);
-    while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
-    return set->slots[slot] ? set->head[slot] : 0;
 }
 
 /* The letters a rack's blanks stand for in a bingo, x <= y (0: no such blank). */

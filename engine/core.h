@@ -5,7 +5,8 @@
  * and the one child lookup, the ruleset, `Core` (the lexicon's graph and tables and the
  * rules a search reads), and the functions one unit calls in another.
  *
- * The algorithm units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), board.c
+ * The algorithm units: search.c (LeftPart/ExtendRight), bounds.c (shadow bounds), laid.c
+ * (an anchor's plays laid from words, for racks with a blank), board.c
  * (board preparation), tables.c (the lexicon's tables), anagram_file.c (the bingo words'
  * table as a file), rank.c (the move buffer and ranking), playout.c (Monte Carlo playouts
  * and self-played games), endgame.c (the exact endgame), endgame_peers.c (one endgame's
@@ -95,7 +96,7 @@ typedef struct {
                            * exists); +inf: never */
 } MoveBuf;
 
-#define ORDER_ANCHOR_SHIFT 40 /* plays per anchor < 2^40; anchor ordinals < 2 * MAX_CELLS */
+#define ORDER_ANCHOR_SHIFT 48 /* plays per search < 2^48, and a lay_key (laid.c) too; anchor ordinals < 2 * MAX_CELLS */
 
 /* Leave values for equity ranking, for one rack: the leave kept after a play is found
  * by its "used" key, the sum of key_step[tile] over the tiles placed (tile 0 = blank),
@@ -271,8 +272,9 @@ static inline int word_keys_has(const WordKeys *k, uint64_t key) {
  * letters, k), direct-mapped. One per search by equity with a limit (rack_parts_init). */
 typedef struct {
     uint64_t codes;
+    uint64_t tiles; /* its tiles, highest value first, a byte each (the blank is 0); listed when the search lays words (laid.c) */
     float leave;
-    int blank; /* the part holds a blank */
+    int blank; /* the blanks the part holds */
 } RackPart;
 
 typedef struct {
@@ -320,6 +322,7 @@ typedef struct {
     const uint8_t *runs;                /* Runs: the letter runs words hold */
     const uint8_t *before;              /* Reach: letters a word has before a run, at most */
     const Anagrams *anagrams;           /* bingo words by their letters, or NULL */
+    const Anagrams *short_words;        /* the shorter words by their letters, or NULL (laid.c) */
     const WordKeys *words;              /* every word's letters, or NULL (needs anagrams' codes) */
     uint32_t root;
     uint32_t gaddag;                    /* GADDAG root list, when the file has one that covers the DAWG; else 0 */
@@ -348,6 +351,7 @@ typedef struct {
     Pass pass;
     Bingos *bingos;                     /* shared by the two passes */
     RackParts *parts;                   /* shared too; NULL: the bounds take every part's leave */
+    struct LayMasks *lay_masks;         /* shared too, when a rack with blanks is laid (laid.c) */
     SpanBounds *spans;                  /* shared too, with parts: where anchor_bound keeps spans */
     uint8_t rack[MAX_LETTERS + 1];      /* tile counts; [0] = blanks */
     uint64_t rack_mask;                 /* bit t set while tile t is on the rack (0: blank) */
@@ -380,6 +384,14 @@ typedef struct {
     float two_bound;                    /* this anchor's bound of plays putting down two blanks */
     int blanks_held;                    /* the rack's blanks when the search began */
 } Search;
+
+/* Whether some play bounded by `bound` whose order key is at least `first` could rank. */
+static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint64_t first) {
+    if (bound < b->known) return 0; /* a play known to exist is worth more */
+    if (!b->has_floor) return 1;
+    float floor = by_equity ? b->floor_equity : (float)b->floor_score;
+    return bound > floor || (bound == floor && first < b->floor_order);
+}
 
 /* Letters the rack can put down: any letter while a blank remains. */
 static inline uint64_t playable(const Search *s) {
@@ -464,6 +476,15 @@ static inline int anagram_has(const Anagrams *a, uint64_t key) {
     }
 }
 
+/* The first of the words under `key` (Anagrams: index + 1, chained by `next`), 0 when
+ * there is none. */
+static inline uint32_t anagram_words(const Anagrams *set, uint64_t key) {
+    if (!key) key = 1;
+    size_t slot = anagram_slot(set, key);
+    while (set->slots[slot] && set->slots[slot] != key) slot = (slot + 1) & set->mask;
+    return set->slots[slot] ? set->head[slot] : 0;
+}
+
 /* Which runs of 2, 3 and 4 letters occur in some word of the lexicon, as bits: a run of n
  * letters (1..A) is the base-A number of its letters minus one, at bit RUN_AT(A, n) + that
  * number. Built once per Generator, (A^2 + A^3 + A^4) bits: 57 KiB for 26 letters, 2 MiB at
@@ -487,6 +508,7 @@ typedef struct {
     uint8_t *runs;     /* the letter runs words hold (build_runs) */
     uint8_t *reach;    /* how far words reach beyond a run (build_reach), or NULL */
     Anagrams anagrams; /* bingo words by their letters (build_anagrams); no slots: none */
+    Anagrams short_words; /* the shorter words by their letters (build_short_words); no slots: none */
     WordKeys words;    /* every word by its letters (build_anagrams); no bits: none */
     uint32_t gaddag;   /* the GADDAG's root list when it covers the DAWG (gaddag_covers), else 0 */
     Rules rules;
@@ -582,6 +604,7 @@ static inline int resize(void **array, size_t cap, size_t size) {
 /* ------------------------------------------------ what one unit calls in another */
 /* tables.c: the lexicon's tables, built once per Generator */
 int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anagrams *out, WordKeys *keys);
+int build_short_words(const uint32_t *nodes, uint32_t extent, int a, int most, Anagrams *out);
 void anagram_codes(Anagrams *set, int a);
 int anagrams_filter(Anagrams *a);
 
@@ -624,11 +647,26 @@ int rack_spells(const Search *s, uint64_t with);
 int rack_parts_init(RackParts *p, const Rules *r, const uint8_t *rack, const LeaveTable *leaves);
 float refine_bounds(Search *s, AnchorBounds *b, float threshold);
 float anchor_bound(Search *s, int row, int anchor, AnchorBounds *b);
+const RackPart *rack_parts(const Search *s, int k, int *n);
+
+/* laid.c: an anchor's plays laid from words */
+/* The letters a part's blanks can stand for, by the part's key (its letters and the span's
+ * board letters, the blanks left out), remembered for a search (laid.c): direct-mapped,
+ * a key of 0 is an empty entry. */
+#define LAY_MASK_BITS 9
+typedef struct LayMasks {
+    uint64_t key[1 << LAY_MASK_BITS];
+    uint64_t mask[1 << LAY_MASK_BITS];
+} LayMasks;
+
+int can_lay(const Search *s);
+int lay_anchor(Search *s, int row, int col);
 int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]);
 
 /* search.c: every play of a position, unranked */
 int time_is_up(const struct timespec *deadline);
+void emit_keyed(Search *s, int end_col, Tally t, uint64_t order);
 void attach(Search *p, const Core *g);
 int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int rack_total, const SearchArgs *a, Search s[2], MoveBuf *buf);
 

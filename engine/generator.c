@@ -26,6 +26,7 @@ static void Generator_dealloc(Generator *self) {
     if (!self->runs_borrowed) free(self->core.runs);
     if (!self->reach_borrowed) free(self->core.reach);
     anagrams_free(&self->core.anagrams);
+    anagrams_free(&self->core.short_words);
     if (!self->words_borrowed) free(self->core.words.bits);
     free(self->owned);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -186,6 +187,11 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
     }
     if (file != Py_None && !self->anagram_trusted && adopt_anagram_file(self, file) < 0) return -1;
     if (self->core.anagrams.slots && anagrams_filter(&self->core.anagrams) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (self->core.anagrams.slots && r->rack_size < LAY_DIGITS &&
+        build_short_words(self->core.nodes, self->core.extent, r->alphabet, r->rack_size - 1, &self->core.short_words) < 0) {
         PyErr_NoMemory();
         return -1;
     }

@@ -64,6 +64,8 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define PART_RACK 8                 /* racks of up to this many tiles have their parts' words checked */
 #define PART_MOST 70                /* parts of one size such a rack has at most: C(8, 4) */
 #define PART_ANSWER_BITS 8          /* a search remembers 2^this answers of refine_leave */
+#define LAY_DIGITS 8                /* lay_key (laid.c): a digit per tile and one for the mark, so racks of up to 7 tiles */
+#define LAY_DIGIT_BITS 6            /* ... of 6 bits: alphabets of up to 30 letters (a blank's digit is 1 + 2 x letters at most) */
 #define PART_LEAST 3                /* spans of fewer rack tiles keep every part's leave (few words fail there) */
 #define BINGO_ANSWER_BITS 6         /* a search remembers 2^this answers of which bingos its rack spells */
 #define BINGO_ANSWERS (1 << BINGO_ANSWER_BITS)

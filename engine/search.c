@@ -33,14 +33,6 @@ static inline int beats_floor(const MoveBuf *b, int by_equity, int32_t score, fl
     return b->order && order < b->floor_order;
 }
 
-/* Whether some play bounded by `bound` whose order key is at least `first` could rank. */
-static inline int could_rank(const MoveBuf *b, int by_equity, float bound, uint64_t first) {
-    if (bound < b->known) return 0; /* a play known to exist is worth more */
-    if (!b->has_floor) return 1;
-    float floor = by_equity ? b->floor_equity : (float)b->floor_score;
-    return bound > floor || (bound == floor && first < b->floor_order);
-}
-
 /* Whether kept play i ranks below kept play j: lower score (or equity), or equal and later. */
 static inline int ranks_below(const MoveBuf *b, int by_equity, size_t i, size_t j) {
     if (by_equity) {
@@ -106,7 +98,9 @@ void movebuf_seed(MoveBuf *b, const MoveRecord *m, float equity, uint64_t order)
  * after it in the same anchor ranks below it, so a bound that only ties cannot rank. */
 static inline uint64_t next_order(const Search *s) { return s->order_base | s->out->seq; }
 
-static void emit(Search *s, int end_col, Tally t) {
+/* A play found (its tiles in s->placed, its main word from s->start_col to end_col), kept
+ * when it could rank: its order key the next of the walk's, or `key` when `keyed` (laid.c). */
+static inline __attribute__((always_inline)) void emit_play(Search *s, int end_col, Tally t, const int keyed, uint64_t key) {
     int start = s->start_col, len = end_col - start;
     if (len < 2) return;
     if (s->skip_lone_cross && t.placed == 1) {
@@ -119,18 +113,18 @@ static void emit(Search *s, int end_col, Tally t) {
     int32_t score = t.main * t.mult + t.cross + (t.placed == s->ctx.rules->rack_size ? s->ctx.rules->bingo : 0);
     float equity = 0.0f;
     if (s->leaves && out->has_floor && (float)score + s->best_leave[t.placed] < out->floor_equity) {
-        out->seq++; /* not worth the floor with the best leave its tiles could keep: no need of its own */
+        if (!keyed) out->seq++; /* not worth the floor with the best leave its tiles could keep: no need of its own */
         return;
     }
     if (s->leaves) {
-        size_t key = 0;
+        size_t used = 0;
         for (int c = start; c < end_col; c++) {
             uint8_t tile = s->placed[c];
-            if (tile) key += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
+            if (tile) used += s->leaves->key_step[(tile & BLANK_FLAG) ? 0 : tile];
         }
-        equity = (float)score + (key < s->leaves->keys ? s->leaves->value[key] : 0.0f);
+        equity = (float)score + (used < s->leaves->keys ? s->leaves->value[used] : 0.0f);
     }
-    uint64_t order = s->order_base | out->seq++;
+    uint64_t order = keyed ? key : s->order_base | out->seq++;
     if (out->keep == 0) return;
     if (out->has_floor && !beats_floor(out, s->leaves != NULL, score, equity, order)) return;
     if (equity > out->enough) { /* by equity only: +inf otherwise */
@@ -164,6 +158,10 @@ static void emit(Search *s, int end_col, Tally t) {
         }
     }
 }
+
+static void emit(Search *s, int end_col, Tally t) { emit_play(s, end_col, t, 0, 0); }
+
+void emit_keyed(Search *s, int end_col, Tally t, uint64_t order) { emit_play(s, end_col, t, 1, order); }
 
 static void extend_right(Search *s, uint32_t list, int col, Tally t);
 
@@ -880,6 +878,7 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
                 }
             }
     }
+    const int laying = by_equity && can_lay(&passes[0]);
     /* a heap, not a sort: the search usually stops after a few of the anchors */
     for (size_t i = n / 2; i-- > 0;) sift_down(refs, n, i);
     int failed = buf->known > buf->enough ? FOUND_ENOUGH : 0; /* a bingo the bounds placed */
@@ -918,6 +917,11 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             failed = s->failed;
             continue;
         }
+        if (laying) { /* a rack with a blank: its words laid, not walked */
+            lay_anchor(s, idx / s->pass.cols, idx % s->pass.cols);
+            failed = s->failed;
+            continue;
+        }
         search_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
         failed = s->failed;
     }
@@ -935,6 +939,7 @@ void attach(Search *p, const Core *g) {
     p->ctx.root = kwg_arc(g->nodes[0]);
     p->ctx.gaddag = g->gaddag;
     p->ctx.rules = &g->rules;
+    p->ctx.short_words = g->short_words.slots ? &g->short_words : NULL;
 }
 
 /* Every play for `rack` (counts, `rack_total` tiles) on `board` into `buf` (from
@@ -998,10 +1003,16 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
     /* by equity with a limit, an anchor's bounds keep only the leaves of parts that spell
      * words, once it comes up to be searched */
     RackParts parts[1];
+    LayMasks lay_masks[1];
     s[0].parts = s[1].parts = NULL;
+    s[0].lay_masks = s[1].lay_masks = NULL;
     s[0].spans = s[1].spans = NULL;
     if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all && rack_parts_init(parts, r, rack, a->leaves) == 0)
         s[0].parts = s[1].parts = parts;
+    if (s[0].parts && rack[0]) {
+        memset(lay_masks->key, 0, sizeof lay_masks->key);
+        s[0].lay_masks = s[1].lay_masks = lay_masks;
+    }
     if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
     if (a->limit == 0 && !a->count_all) {
         buf->pruned = 1; /* nothing wanted, nothing searched */

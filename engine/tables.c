@@ -197,6 +197,59 @@ static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node
     return anagram_add_word(w->set, w->key[len], tile, len) < 0 ? -1 : 0;
 }
 
+/* build_short_words' walk below `list`, the prefix so far tile[0 .. depth-1] with codes
+ * `key`: every word of 2 to `most` letters into `set`. */
+static int short_words_below(const uint32_t *nodes, uint32_t list, int depth, int most, int a, unsigned *tile,
+                             uint64_t key, Anagrams *set, size_t *budget) {
+    for (uint32_t i = list;; i++) {
+        if ((*budget)-- == 0) return WALK_STOP;
+        const uint32_t node = nodes[i];
+        const unsigned t = kwg_tile(node);
+        if (t >= 1 && t <= (unsigned)a) {
+            tile[depth] = t;
+            const uint64_t with = key + set->code[t];
+            if (kwg_accepts(node) && depth + 1 >= 2 && anagram_add_word(set, with, tile, depth + 1) < 0) return -1;
+            if (kwg_arc(node) && depth + 1 < most) {
+                const int stop = short_words_below(nodes, kwg_arc(node), depth + 1, most, a, tile, with, set, budget);
+                if (stop) return stop;
+            }
+        }
+        if (kwg_is_end(node)) return 0;
+    }
+}
+
+/* The words of 2 to `most` letters by their letters, as Anagrams (the bingo set holds those
+ * of a rack's length and more): what laid.c lays the shorter plays from. A graph that takes
+ * more than RUN_STEPS steps a node to walk gets none. Returns -1 when memory is out. */
+int build_short_words(const uint32_t *nodes, uint32_t extent, int a, int most, Anagrams *out) {
+    memset(out, 0, sizeof *out);
+    anagram_codes(out, a);
+    Anagrams set = *out;
+    set.slots = calloc(1024, sizeof *set.slots);
+    set.head = calloc(1024, sizeof *set.head);
+    if (!set.slots || !set.head) {
+        anagrams_free(&set);
+        return -1;
+    }
+    set.mask = 1023;
+    unsigned tile[MAX_SIDE];
+    size_t budget = RUN_STEPS * (size_t)extent;
+    const uint32_t root = kwg_arc(nodes[0]);
+    const int stop = root && most >= 2 ? short_words_below(nodes, root, 0, most, a, tile, 0, &set, &budget) : 0;
+    if (stop) {
+        anagrams_free(&set);
+        return stop < 0 ? -1 : 0;
+    }
+    if (set.words) {
+        resize((void **)&set.next, set.words, sizeof *set.next);
+        resize((void **)&set.start, set.words, sizeof *set.start);
+        resize((void **)&set.length, set.words, sizeof *set.length);
+        resize((void **)&set.tiles, set.tiles_used, 1);
+    }
+    *out = set;
+    return anagrams_filter(out);
+}
+
 /* The letters' codes a set's keys sum (the same for every set: a file's keys are ours). */
 void anagram_codes(Anagrams *set, int a) {
     for (int t = 0; t <= a; t++) set->code[t] = letter_code((unsigned)t);

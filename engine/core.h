@@ -651,12 +651,17 @@ const RackPart *rack_parts(const Search *s, int k, int *n);
 
 /* laid.c: an anchor's plays laid from words */
 /* The letters a part's blanks can stand for, by the part's key (its letters and the span's
- * board letters, the blanks left out), remembered for a search (laid.c): direct-mapped,
- * a key of 0 is an empty entry. */
+ * board letters, the blanks left out) and its blanks, remembered for a search (laid.c),
+ * direct-mapped. */
 #define LAY_MASK_BITS 9
+typedef struct {
+    uint64_t key;
+    uint64_t mask; /* bit x: a letter the (first) blank can stand for */
+    int blanks;    /* 0: an empty entry */
+} LayMask;
+
 typedef struct LayMasks {
-    uint64_t key[1 << LAY_MASK_BITS];
-    uint64_t mask[1 << LAY_MASK_BITS];
+    LayMask entry[1 << LAY_MASK_BITS];
 } LayMasks;
 
 int can_lay(const Search *s);

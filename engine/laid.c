@@ -128,10 +128,11 @@ static void lay_words(Search *s, const LaySpan *p, const Anagrams *set, uint64_t
  * whose letters are `key`'s and the blanks' (two blanks: with some second letter y >= x),
  * remembered for the search (LayMasks). */
 static uint64_t blank_mask(Search *s, const Anagrams *set, uint64_t key, int blanks) {
-    LayMasks *m = s->lay_masks;
-    const uint64_t id = (key ^ (uint64_t)blanks << 63) | 1; /* never 0, the empty entry */
-    const size_t slot = (size_t)((id * 0x9E3779B97F4A7C15ull) >> (64 - LAY_MASK_BITS));
-    if (m->key[slot] == id) return m->mask[slot];
+    uint64_t h = key ^ (uint64_t)blanks << 62; /* the keys share low bits: mixed first (murmur's finaliser) */
+    h = (h ^ h >> 33) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    LayMask *m = &s->lay_masks->entry[(size_t)(h >> (64 - LAY_MASK_BITS))];
+    if (m->blanks == blanks && m->key == key) return m->mask;
     const unsigned alphabet = (unsigned)s->ctx.rules->alphabet;
     uint64_t mask = 0;
     for (unsigned x = 1; x <= alphabet; x++) {
@@ -145,8 +146,9 @@ static uint64_t blank_mask(Search *s, const Anagrams *set, uint64_t key, int bla
                 break;
             }
     }
-    m->key[slot] = id;
-    m->mask[slot] = mask;
+    m->key = key;
+    m->blanks = blanks;
+    m->mask = mask;
     return mask;
 }
 
@@ -167,16 +169,15 @@ static void lay_part(Search *s, const LaySpan *p, const RackPart *a) {
         lay_words(s, p, set, key, count, 0, as);
         return;
     }
-    for (uint64_t todo = letters; todo && !s->failed; todo &= todo - 1) {
-        const unsigned x = (unsigned)__builtin_ctzll(todo);
-        as[0] = x;
+    for (; letters && !s->failed; letters &= letters - 1) {
+        as[0] = (unsigned)__builtin_ctzll(letters);
         if (a->blank == 1) {
-            lay_words(s, p, set, key + set->code[x], count, 1, as);
+            lay_words(s, p, set, key + set->code[as[0]], count, 1, as);
             continue;
         }
-        for (unsigned y = x; y <= (unsigned)r->alphabet && !s->failed; y++) {
+        for (unsigned y = as[0]; y <= (unsigned)r->alphabet && !s->failed; y++) {
             as[1] = y;
-            const uint64_t both = key + set->code[x] + set->code[y];
+            const uint64_t both = key + set->code[as[0]] + set->code[y];
             if (anagram_has(set, both)) lay_words(s, p, set, both, count, 2, as);
         }
     }

@@ -662,6 +662,10 @@ typedef struct {
 
 typedef struct LayMasks {
     LayMask entry[1 << LAY_MASK_BITS];
+    /* bit i of alone[k]: part i of k tiles (rack_parts' order) spells a word by itself, its
+     * blanks as some letters; asked of every part of k tiles when alone_known[k] is 0 */
+    uint64_t alone[PART_RACK + 1][(PART_MOST + 63) / 64];
+    uint8_t alone_known[PART_RACK + 1];
 } LayMasks;
 
 int can_lay(const Search *s);

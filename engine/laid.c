@@ -183,6 +183,25 @@ static void lay_part(Search *s, const LaySpan *p, const RackPart *a) {
     }
 }
 
+/* Which parts of k tiles spell a word by themselves (LayMasks.alone), asked once a search
+ * (a part with a blank is taken to: its letters are looked up when it is laid): a span
+ * with no board letter in its word holds no play of any other part. */
+static const uint64_t *parts_alone(Search *s, int k, const RackPart *part, int n) {
+    LayMasks *m = s->lay_masks;
+    if (!m->alone_known[k]) {
+        const Anagrams *set = k >= s->ctx.rules->rack_size ? s->ctx.anagrams : s->ctx.short_words;
+        memset(m->alone[k], 0, sizeof m->alone[k]);
+        for (int i = 0; i < n; i++) {
+            const RackPart *a = &part[i];
+            const uint64_t key = a->codes - (uint64_t)a->blank * set->code[0];
+            if (a->blank || (k >= 2 && anagram_has(set, key))) /* one with a blank: looked up when laid */
+                m->alone[k][i / 64] |= (uint64_t)1 << (i % 64);
+        }
+        m->alone_known[k] = 1;
+    }
+    return m->alone[k];
+}
+
 /* Whether the anchors of this search can be laid (lay_anchor): by equity, best-first, the
  * rack's parts listed (PART_RACK), a key's digits for every tile (LAY_DIGITS), both word
  * sets at hand. */
@@ -270,12 +289,14 @@ int lay_anchor(Search *s, int row, int col) {
             for (int i = 0; i < n; i++) most += p.weight[i] * s->tile_desc[i];
             int parts;
             const RackPart *a = rack_parts(s, n, &parts);
-            for (const RackPart *end_part = a + parts; a < end_part && !s->failed; a++) {
+            const uint64_t *alone = p.letters == n ? parts_alone(s, n, a, parts) : NULL;
+            for (const RackPart *first = a, *end_part = a + parts; a < end_part && !s->failed; a++) {
                 if (!could_rank(out, 1, (float)most + a->leave, s->order_base)) {
                     out->pruned = 1; /* nor any part after it: their leaves are no better */
                     break;
                 }
-                if (a->blank > s->rack[0]) continue;
+                const int i = (int)(a - first);
+                if (alone && !(alone[i / 64] >> (i % 64) & 1)) continue; /* its letters alone make no word */
                 int32_t points = p.fixed;
                 uint64_t t = a->tiles;
                 for (int i = 0; i < n; i++, t >>= 8) points += p.weight[i] * r->values[t & 0xFF];

@@ -1011,6 +1011,7 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
         s[0].parts = s[1].parts = parts;
     if (s[0].parts && rack[0]) {
         for (int i = 0; i < 1 << LAY_MASK_BITS; i++) lay_masks->entry[i].blanks = 0;
+        memset(lay_masks->alone_known, 0, sizeof lay_masks->alone_known);
         s[0].lay_masks = s[1].lay_masks = lay_masks;
     }
     if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */

@@ -848,6 +848,11 @@ static void sift_down(AnchorRef *heap, size_t n, size_t i) {
 
 /* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
+/* The squares a left part from the rack may take at the anchor: none after a board tile. */
+static inline int lay_room(const Search *s, int row, int col) {
+    return col > 0 && s->pass.cells[row * s->pass.cols + col - 1] ? 0 : left_room(s, row, col);
+}
+
 static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity, const uint32_t *lines) {
     AnchorRef refs[2 * MAX_CELLS];
     SpanBound span_items[LOCAL_SPANS];
@@ -917,7 +922,9 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             failed = s->failed;
             continue;
         }
-        if (laying) { /* a rack with a blank: its words laid, not walked */
+        /* a rack with a blank: its words laid, not walked, where a left part from the rack
+         * can go (elsewhere the walk has no prefixes to try: it is the quicker) */
+        if (laying && lay_room(s, idx / s->pass.cols, idx % s->pass.cols) > 0) {
             lay_anchor(s, idx / s->pass.cols, idx % s->pass.cols);
             failed = s->failed;
             continue;

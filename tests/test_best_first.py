@@ -818,9 +818,10 @@ def test_blank_racks_with_made_up_leaves_are_the_head():
 
 def test_blank_racks_by_equity_lay_only_the_plays_that_could_rank():
     """The point of laying: a part whose own tiles and leave cannot beat the floor is never
-    looked up, so the plays made are the few that could rank. Walked, one- and two-blank
-    racks on these boards made 6% of their plays (the bench's random racks: 9,248 of
-    142,515 with one blank, 14,687 of 302,293 with two); laid, under 1%."""
+    looked up, so the plays made are the few that could rank. Walked, these racks made
+    4.8% of their plays (9,348 of 196,695); with the anchors where a left part from the
+    rack can go laid (the others, after a board tile or an anchor, are still walked),
+    1.2%."""
     solver = solver_for("english")
     leaves = twl06_leaves()
     rng = random.Random(21)
@@ -836,4 +837,4 @@ def test_blank_racks_by_equity_lay_only_the_plays_that_could_rank():
         total += full.total
         racks += 1
     assert racks >= 20
-    assert generated < total / 100, (generated, total)
+    assert generated < total / 40, (generated, total)

@@ -589,6 +589,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
     codes_upto[right] = codes;
     float top = -INFINITY;
     b->bingo = b->other = b->fixed_other = b->two_blanks = -INFINITY;
+    b->lanes = 0;
     SpanBounds *kept = s->spans;
     b->first = kept ? kept->count : 0;
     b->room = room;
@@ -596,7 +597,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
     b->col = (int16_t)anchor;
     for (int l = 0; l <= room; l++) {
         int most = s->rack_left - l < right ? s->rack_left - l : right;
-        b->any[l] = b->blank[l] = b->fixed[l] = -INFINITY;
+        b->any[l] = b->blank[l] = b->fixed[l] = b->whole[l] = -INFINITY;
         /* spans of l left squares and r right ones. By score the longest that can hold a
          * play bounds the shorter ones; by equity each length has its own best leave (and
          * only the rack's length its bingo): every r, shortest first, each growing the last */
@@ -637,6 +638,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
                 int32_t best = best_bingo(s, row, anchor - l - left_len, end, codes_upto[r]);
                 if (best == -1) continue;
                 pairs = best == -3;
+                b->lanes |= pairs;
                 if (best >= 0) {
                     any = (float)best + s->best_leave[l + r];
                     blank = s->rack[0] ? any : -INFINITY;
@@ -656,6 +658,7 @@ static inline __attribute__((always_inline)) float shadow(Search *s, int row, in
                 if (!exact) b->fixed_other = max_bound(b->fixed_other, any);
             }
             if (!exact) b->other = max_bound(b->other, any);
+            if (l + r == s->ctx.rules->rack_size) b->whole[l] = any;
             b->any[l] = max_bound(b->any[l], any);
             b->blank[l] = max_bound(b->blank[l], blank);
             if (pair) b->two_blanks = max_bound(b->two_blanks, two);
@@ -688,6 +691,7 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
     float any[MAX_RACK + 1];
     for (int l = 0; l <= b->room; l++) any[l] = b->fixed[l];
     b->other = b->fixed_other;
+    const int size = s->ctx.rules->rack_size;
     float top = -INFINITY;
     /* the spans whose bingos are laid now (SpanBound.pairs), highest bound first: one whose
      * bound is below a bingo laid already cannot raise the anchor's, and keeps it */
@@ -708,6 +712,7 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
         }
         b->other = max_bound(b->other, v);
         any[p->l] = max_bound(any[p->l], v);
+        if (p->k == size) b->whole[p->l] = v;
     }
     for (int i = 0; i < n; i++) {
         const SpanBound *p = pairs[i];
@@ -726,6 +731,7 @@ float refine_bounds(Search *s, AnchorBounds *b, float threshold) {
             b->other = max_bound(b->other, v);
         }
         any[p->l] = max_bound(any[p->l], v);
+        b->whole[p->l] = v;
     }
     for (int l = 0; l <= b->room; l++) {
         b->any[l] = any[l];

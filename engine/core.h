@@ -145,6 +145,8 @@ typedef struct {
     int16_t row, col; /* the anchor */
     float fixed[MAX_RACK + 1]; /* of `any`, what comes from the other spans */
     float fixed_other;         /* of `other`, the same */
+    float whole[MAX_RACK + 1]; /* by l, the bound of the plays putting down the whole rack (exact where its bingos were laid) */
+    int lanes;                 /* some span's two blanks make bingos with more than MANY_PAIRS letter pairs */
 } AnchorBounds;
 
 /* A span's bound as anchor_bound took it, kept so that refine_bounds can tighten the
@@ -669,7 +671,7 @@ typedef struct LayMasks {
 } LayMasks;
 
 int can_lay(const Search *s);
-int lay_anchor(Search *s, int row, int col);
+int lay_anchor(Search *s, int row, int col, const AnchorBounds *b);
 int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]);
 

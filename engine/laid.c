@@ -213,7 +213,7 @@ int can_lay(const Search *s) { /* lay_masks: only for a rack with a blank (searc
 
 /* Every play at the anchor (row, col) that could rank, laid from the words (can_lay must
  * hold): what search_anchor would find there, each with the key of the walk's order. */
-int lay_anchor(Search *s, int row, int col) {
+int lay_anchor(Search *s, int row, int col, const AnchorBounds *b) {
     const Rules *r = s->ctx.rules;
     if (s->has_deadline && time_is_up(&s->deadline)) { /* the walk's clock is in ExtendRight */
         s->failed = FAIL_TIME;
@@ -285,6 +285,11 @@ int lay_anchor(Search *s, int row, int col) {
                 p.weight[j] = w;
             }
             p.fixed = p.board * mult + cross + (n == r->rack_size ? r->bingo : 0);
+            /* the whole rack's plays: the anchor's bound of them, its bingos laid exactly */
+            if (n == r->rack_size && !could_rank(out, 1, b->whole[l], s->order_base)) {
+                out->pruned = 1;
+                continue;
+            }
             int32_t most = p.fixed; /* the rack's best tiles here: every part's points at most */
             for (int i = 0; i < n; i++) most += p.weight[i] * s->tile_desc[i];
             int parts;

@@ -848,6 +848,12 @@ static void sift_down(AnchorRef *heap, size_t n, size_t i) {
 
 /* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
+static inline float max_whole(const AnchorBounds *b) {
+    float v = -INFINITY;
+    for (int l = 0; l <= b->room; l++) v = max_bound(v, b->whole[l]);
+    return v;
+}
+
 /* The squares a left part from the rack may take at the anchor: none after a board tile. */
 static inline int lay_room(const Search *s, int row, int col) {
     return col > 0 && s->pass.cells[row * s->pass.cols + col - 1] ? 0 : left_room(s, row, col);
@@ -916,16 +922,19 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
         refs[0] = refs[left - 1];
         sift_down(refs, left - 1, 0);
         /* only a bingo here could be the best play: lay them, walk nothing */
-        if (buf->keep == 1 && by_equity && s->prune && bounds[next.slot].bingo > -INFINITY &&
-            !could_rank(buf, by_equity, bounds[next.slot].other, first) &&
-            emit_bingos(s, idx / s->pass.cols, idx % s->pass.cols)) {
+        const int bingos_only = buf->keep == 1 && by_equity && s->prune && bounds[next.slot].bingo > -INFINITY &&
+                                !could_rank(buf, by_equity, bounds[next.slot].other, first);
+        if (bingos_only && emit_bingos(s, idx / s->pass.cols, idx % s->pass.cols)) {
             failed = s->failed;
             continue;
         }
         /* a rack with a blank: its words laid, not walked, where a left part from the rack
-         * can go (elsewhere the walk has no prefixes to try: it is the quicker) */
-        if (laying && lay_room(s, idx / s->pass.cols, idx % s->pass.cols) > 0) {
-            lay_anchor(s, idx / s->pass.cols, idx % s->pass.cols);
+         * can go (elsewhere the walk has no prefixes to try: it is the quicker), and where
+         * not only its many bingos could rank (the walk finds those that fit the squares
+         * without trying every letter pair's words) */
+        if (laying && !bingos_only && lay_room(s, idx / s->pass.cols, idx % s->pass.cols) > 0 &&
+            !(bounds[next.slot].lanes && could_rank(buf, 1, max_whole(&bounds[next.slot]), first))) {
+            lay_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
             failed = s->failed;
             continue;
         }

@@ -197,6 +197,25 @@ static int anagram_visit(void *ctx, const unsigned *tile, int len, uint32_t node
     return anagram_add_word(w->set, w->key[len], tile, len) < 0 ? -1 : 0;
 }
 
+/* An empty set of `a` letters' keys, with its first slots: -1 when memory is out. */
+static int anagrams_start(Anagrams *set, int a) {
+    memset(set, 0, sizeof *set);
+    anagram_codes(set, a);
+    set->slots = calloc(1024, sizeof *set->slots);
+    set->head = calloc(1024, sizeof *set->head);
+    set->mask = 1023;
+    return set->slots && set->head ? 0 : -1;
+}
+
+/* No slack past a built set's last word: each worker keeps these for its life. */
+static void anagrams_trim(Anagrams *set) {
+    if (!set->words) return;
+    resize((void **)&set->next, set->words, sizeof *set->next);
+    resize((void **)&set->start, set->words, sizeof *set->start);
+    resize((void **)&set->length, set->words, sizeof *set->length);
+    resize((void **)&set->tiles, set->tiles_used, 1);
+}
+
 /* build_short_words' walk below `list`, the prefix so far tile[0 .. depth-1] with codes
  * `key`: every word of 2 to `most` letters into `set`. */
 static int short_words_below(const uint32_t *nodes, uint32_t list, int depth, int most, int a, unsigned *tile,
@@ -223,15 +242,11 @@ static int short_words_below(const uint32_t *nodes, uint32_t list, int depth, in
  * more than RUN_STEPS steps a node to walk gets none. Returns -1 when memory is out. */
 int build_short_words(const uint32_t *nodes, uint32_t extent, int a, int most, Anagrams *out) {
     memset(out, 0, sizeof *out);
-    anagram_codes(out, a);
-    Anagrams set = *out;
-    set.slots = calloc(1024, sizeof *set.slots);
-    set.head = calloc(1024, sizeof *set.head);
-    if (!set.slots || !set.head) {
+    Anagrams set;
+    if (anagrams_start(&set, a) < 0) {
         anagrams_free(&set);
         return -1;
     }
-    set.mask = 1023;
     unsigned tile[MAX_SIDE];
     size_t budget = RUN_STEPS * (size_t)extent;
     const uint32_t root = kwg_arc(nodes[0]);
@@ -240,12 +255,7 @@ int build_short_words(const uint32_t *nodes, uint32_t extent, int a, int most, A
         anagrams_free(&set);
         return stop < 0 ? -1 : 0;
     }
-    if (set.words) {
-        resize((void **)&set.next, set.words, sizeof *set.next);
-        resize((void **)&set.start, set.words, sizeof *set.start);
-        resize((void **)&set.length, set.words, sizeof *set.length);
-        resize((void **)&set.tiles, set.tiles_used, 1);
-    }
+    anagrams_trim(&set);
     *out = set;
     return anagrams_filter(out);
 }
@@ -265,16 +275,13 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
     memset(out, 0, sizeof *out);
     keys->bits = NULL;
     anagram_codes(out, a);
-    Anagrams set = *out;
-    set.slots = calloc(1024, sizeof *set.slots);
-    set.head = calloc(1024, sizeof *set.head);
+    Anagrams set;
     WordKeys filter = {calloc((size_t)1 << (WORD_KEY_BITS - 6), sizeof *filter.bits)};
-    if (!set.slots || !set.head || !filter.bits) {
+    if (anagrams_start(&set, a) < 0 || !filter.bits) {
         anagrams_free(&set);
         free(filter.bits);
         return -1;
     }
-    set.mask = 1023;
     AnagramWalk w = {.set = &set, .keys = &filter, .rack = rack, .most = ANAGRAM_KEYS * (size_t)extent + 1024};
     int stop = walk_prefixes(nodes, a, RUN_STEPS * (size_t)extent, anagram_visit, &w);
     if (stop) {
@@ -283,13 +290,7 @@ int build_anagrams(const uint32_t *nodes, uint32_t extent, int a, int rack, Anag
         return stop < 0 ? -1 : 0;
     }
     *keys = filter;
-    /* no slack past the last word: each worker keeps these for its life */
-    if (set.words) {
-        resize((void **)&set.next, set.words, sizeof *set.next);
-        resize((void **)&set.start, set.words, sizeof *set.start);
-        resize((void **)&set.length, set.words, sizeof *set.length);
-        resize((void **)&set.tiles, set.tiles_used, 1);
-    }
+    anagrams_trim(&set);
     *out = set;
     return 0;
 }

@@ -671,7 +671,7 @@ typedef struct LayMasks {
 } LayMasks;
 
 int can_lay(const Search *s);
-int lay_anchor(Search *s, int row, int col, const AnchorBounds *b);
+void lay_anchor(Search *s, const AnchorBounds *b);
 int bingo_plays(Search *s, int row, int anchor, BingoPlay *out, int most);
 void rack_bounds(const uint8_t *rack, const Rules *r, const LeaveTable *leaves, int32_t tile_desc[MAX_RACK], float best_leave[MAX_RACK + 1], float blank_leave[MAX_RACK + 1], float two_leave[MAX_RACK + 1]);
 

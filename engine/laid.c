@@ -194,7 +194,7 @@ static const uint64_t *parts_alone(Search *s, int k, const RackPart *part, int n
         for (int i = 0; i < n; i++) {
             const RackPart *a = &part[i];
             const uint64_t key = a->codes - (uint64_t)a->blank * set->code[0];
-            if (a->blank || (k >= 2 && anagram_has(set, key))) /* one with a blank: looked up when laid */
+            if (a->blank || anagram_has(set, key)) /* one with a blank: looked up when laid */
                 m->alone[k][i / 64] |= (uint64_t)1 << (i % 64);
         }
         m->alone_known[k] = 1;
@@ -211,13 +211,14 @@ int can_lay(const Search *s) { /* lay_masks: only for a rack with a blank (searc
            s->rack[0] <= 2;
 }
 
-/* Every play at the anchor (row, col) that could rank, laid from the words (can_lay must
+/* Every play at the anchor of bounds b that could rank, laid from the words (can_lay must
  * hold): what search_anchor would find there, each with the key of the walk's order. */
-int lay_anchor(Search *s, int row, int col, const AnchorBounds *b) {
+void lay_anchor(Search *s, const AnchorBounds *b) {
     const Rules *r = s->ctx.rules;
+    const int row = b->row, col = b->col;
     if (s->has_deadline && time_is_up(&s->deadline)) { /* the walk's clock is in ExtendRight */
         s->failed = FAIL_TIME;
-        return 0;
+        return;
     }
     const int cols = s->pass.cols, base = row * cols;
     MoveBuf *out = s->out;
@@ -304,7 +305,7 @@ int lay_anchor(Search *s, int row, int col, const AnchorBounds *b) {
                 if (alone && !(alone[i / 64] >> (i % 64) & 1)) continue; /* its letters alone make no word */
                 int32_t points = p.fixed;
                 uint64_t t = a->tiles;
-                for (int i = 0; i < n; i++, t >>= 8) points += p.weight[i] * r->values[t & 0xFF];
+                for (int j = 0; j < n; j++, t >>= 8) points += p.weight[j] * r->values[t & 0xFF];
                 if (!could_rank(out, 1, (float)points + a->leave, s->order_base)) {
                     out->pruned = 1;
                     continue;
@@ -314,6 +315,5 @@ int lay_anchor(Search *s, int row, int col, const AnchorBounds *b) {
         }
     }
     memset(s->placed, 0, sizeof s->placed);
-    return 0;
 }
 

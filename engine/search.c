@@ -846,19 +846,21 @@ static void sift_down(AnchorRef *heap, size_t n, size_t i) {
     heap[i] = item;
 }
 
+/* Whether a rack with a blank has the anchor's plays laid (laid.c) rather than walked: where
+ * a left part from the rack can go (after a board tile or another anchor the walk has no
+ * prefixes to try, and is the quicker), unless the anchor has a lane of many blank pairs
+ * whose bingos could rank (the walk finds those that fit its squares without trying every
+ * pair's words). */
+static int lays(const MoveBuf *buf, const AnchorBounds *b, uint64_t first) {
+    if (b->room == 0) return 0; /* anchor_bound's room: 0 after a board tile */
+    if (!b->lanes) return 1;
+    float whole = -INFINITY;
+    for (int l = 0; l <= b->room; l++) whole = max_bound(whole, b->whole[l]);
+    return !could_rank(buf, 1, whole, first);
+}
+
 /* Top-N: the anchors of both passes, highest shadow bound first, until none can beat the
  * N-th best play found; within an anchor, left-part lengths that cannot are skipped. */
-static inline float max_whole(const AnchorBounds *b) {
-    float v = -INFINITY;
-    for (int l = 0; l <= b->room; l++) v = max_bound(v, b->whole[l]);
-    return v;
-}
-
-/* The squares a left part from the rack may take at the anchor: none after a board tile. */
-static inline int lay_room(const Search *s, int row, int col) {
-    return col > 0 && s->pass.cells[row * s->pass.cols + col - 1] ? 0 : left_room(s, row, col);
-}
-
 static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equity, const uint32_t *lines) {
     AnchorRef refs[2 * MAX_CELLS];
     SpanBound span_items[LOCAL_SPANS];
@@ -928,13 +930,8 @@ static int search_best_first(Search *passes, int mode, MoveBuf *buf, int by_equi
             failed = s->failed;
             continue;
         }
-        /* a rack with a blank: its words laid, not walked, where a left part from the rack
-         * can go (elsewhere the walk has no prefixes to try: it is the quicker), and where
-         * not only its many bingos could rank (the walk finds those that fit the squares
-         * without trying every letter pair's words) */
-        if (laying && !bingos_only && lay_room(s, idx / s->pass.cols, idx % s->pass.cols) > 0 &&
-            !(bounds[next.slot].lanes && could_rank(buf, 1, max_whole(&bounds[next.slot]), first))) {
-            lay_anchor(s, idx / s->pass.cols, idx % s->pass.cols, &bounds[next.slot]);
+        if (laying && !bingos_only && lays(buf, &bounds[next.slot], first)) {
+            lay_anchor(s, &bounds[next.slot]);
             failed = s->failed;
             continue;
         }
@@ -1019,13 +1016,15 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
     /* by equity with a limit, an anchor's bounds keep only the leaves of parts that spell
      * words, once it comes up to be searched */
     RackParts parts[1];
-    LayMasks lay_masks[1];
     s[0].parts = s[1].parts = NULL;
     s[0].lay_masks = s[1].lay_masks = NULL;
     s[0].spans = s[1].spans = NULL;
     if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all && rack_parts_init(parts, r, rack, a->leaves) == 0)
         s[0].parts = s[1].parts = parts;
-    if (s[0].parts && rack[0]) {
+    /* a rack with a blank has its anchors laid (laid.c): what it remembers of its parts, on
+     * the heap (13 KiB) rather than in every search's frame; without it they are walked */
+    LayMasks *lay_masks = s[0].parts && rack[0] ? malloc(sizeof *lay_masks) : NULL;
+    if (lay_masks) {
         for (int i = 0; i < 1 << LAY_MASK_BITS; i++) lay_masks->entry[i].blanks = 0;
         memset(lay_masks->alone_known, 0, sizeof lay_masks->alone_known);
         s[0].lay_masks = s[1].lay_masks = lay_masks;
@@ -1052,6 +1051,8 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
     }
     if (lefts.on_heap) free(lefts.items);
     s[0].lefts = s[1].lefts = NULL;
+    free(lay_masks);
+    s[0].lay_masks = s[1].lay_masks = NULL;
     bingos_free(bingos);
     return failed;
 }

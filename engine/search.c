@@ -1021,18 +1021,19 @@ int search_moves(const Core *g, const uint8_t *board, const uint8_t *rack, int r
     s[0].spans = s[1].spans = NULL;
     if (a->leaves && s[0].ctx.words && a->limit >= 0 && !a->count_all && rack_parts_init(parts, r, rack, a->leaves) == 0)
         s[0].parts = s[1].parts = parts;
+    if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
+    if (a->limit == 0 && !a->count_all) {
+        buf->pruned = 1; /* nothing wanted, nothing searched */
+        return 0;
+    }
     /* a rack with a blank has its anchors laid (laid.c): what it remembers of its parts, on
-     * the heap (13 KiB) rather than in every search's frame; without it they are walked */
+     * the heap (13 KiB) rather than in every search's frame; without it they are walked.
+     * Taken here, past the returns above, and freed below. */
     LayMasks *lay_masks = s[0].parts && rack[0] ? malloc(sizeof *lay_masks) : NULL;
     if (lay_masks) {
         for (int i = 0; i < 1 << LAY_MASK_BITS; i++) lay_masks->entry[i].blanks = 0;
         memset(lay_masks->alone_known, 0, sizeof lay_masks->alone_known);
         s[0].lay_masks = s[1].lay_masks = lay_masks;
-    }
-    if (!s[0].ctx.root) return 0; /* an empty lexicon: no plays */
-    if (a->limit == 0 && !a->count_all) {
-        buf->pruned = 1; /* nothing wanted, nothing searched */
-        return 0;
     }
     /* the prefix tree starts as the empty prefix; the stack holds the usual few hundred */
     LeftPart local[LOCAL_LEFT_PARTS];

@@ -6,8 +6,10 @@ BENCHMARKS.md), which hides any change smaller than that. Here both builds' exte
 loaded into one process (each under its own module name) and given the same work in small
 blocks, alternating (A B, B A, ...), so a slow spell of the machine weighs on both alike.
 Each line is the median over blocks of A's time over B's (above 1: B is faster) with the
-quartiles; the work is equity self-play (Generator.selfplay, the C game loop alone) and the
-simulation's playouts on two bench positions (Generator.playouts through engine.simulate).
+quartiles; the work is equity self-play (Generator.selfplay, the C game loop alone), the
+simulation's playouts on two bench positions (Generator.playouts through engine.simulate)
+and, with --best, the best play by equity of each bench position's own rack and of
+bench/blank_racks.py's random racks by their blanks (as movegen.py and blank_racks.py ask).
 
     python bench/ab_builds.py REV            # REV's engine against the working tree's
     python bench/ab_builds.py A.so B.so      # two built extensions
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.machinery
 import importlib.util
+import random
 import statistics
 import subprocess
 import sys
@@ -78,7 +81,7 @@ def interleaved(work: dict[str, object], blocks: int) -> list[float]:
 
 def report(what: str, ratios: list[float]) -> None:
     q1, mid, q3 = statistics.quantiles(ratios, n=4)
-    print(f"{what:<28} A/B {mid:.3f}  (quartiles {q1:.3f} - {q3:.3f}, {len(ratios)} blocks)")
+    print(f"{what:<34} A/B {mid:.3f}  (quartiles {q1:.3f} - {q3:.3f}, {len(ratios)} blocks)")
 
 
 def main() -> None:
@@ -92,6 +95,7 @@ def main() -> None:
         default="1,5",
         help="bench positions played out, from 1 (1,5: a blank rack too)",
     )
+    parser.add_argument("--best", action="store_true", help="also best play by equity")
     args = parser.parse_args()
     header("two builds of the C core, interleaved in one process (A/B above 1: B faster)")
     with tempfile.TemporaryDirectory() as scratch:
@@ -145,6 +149,35 @@ def measure(modules: dict, args) -> None:
 
         work = {t: playouts(g) for t, g in generators.items()}
         report(f"playouts, position {n + 1}", interleaved(work, args.blocks))
+    if args.best:
+        best_plays(solver, generators, leaves, lines, args.blocks)
+
+
+def best_plays(solver: Solver, generators: dict, leaves: Leaves, lines: list[str], blocks: int):
+    """Best play by equity: each bench position with its own rack (20 calls each), then
+    blank_racks.py's racks (its seed, 6 a board) by their blanks (5 calls each)."""
+    from blank_racks import racks_for
+
+    rules = solver.rules
+    rng = random.Random(5)
+    works = {"best, bench positions": ([parse_cgp(rules, ln) for ln in lines], 20)}
+    for blanks in (0, 1, 2):
+        racks = [r for cgp in lines for r in racks_for(rules, cgp, blanks, 6, rng)]
+        works[f"best, random racks, {blanks} blank(s)"] = ([parse_cgp(rules, r) for r in racks], 5)
+    for what, (positions, calls) in works.items():
+
+        def best(g, positions=positions, calls=calls):
+            def run():
+                solver._generator = g  # noqa: SLF001 - the build being timed
+                for p in positions:
+                    for _ in range(calls):
+                        solver.generate_moves(
+                            p.board, p.racks[0], limit=1, rank="equity", leaves=leaves
+                        )
+
+            return run
+
+        report(what, interleaved({t: best(g) for t, g in generators.items()}, blocks))
 
 
 if __name__ == "__main__":

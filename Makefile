@@ -5,6 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGLISH_KWG := dictionaries/build/english.kwg
 LEXICA := $(ENGLISH_KWG) dictionaries/build/russian.kwg dictionaries/build/erudit.kwg
+# Their bingo-word files (anagram_file.c) follow the engine's format: written again when
+# the engine is rebuilt, or an older file is refused and every process builds its own.
+INDEXES := $(LEXICA:=.anagrams)
 
 .PHONY: demo test test-fast bench instructions fuzz soak dictionaries lint clean redis-server chromium \
 	install-redis-server install-chromium bytecode
@@ -27,15 +30,18 @@ LEXICON := ANCHOR_CACHE_DIR=dictionaries/build/cache $(VENV)/bin/anchor lexicon
 dictionaries/build/%.kwg: | $(STAMP)
 	$(LEXICON) install $* --dir dictionaries/build
 
-demo: $(STAMP) bytecode $(ENGLISH_KWG)
+dictionaries/build/%.kwg.anagrams: dictionaries/build/%.kwg $(STAMP)
+	$(LEXICON) index $* --dir dictionaries/build
+
+demo: $(STAMP) bytecode $(ENGLISH_KWG) $(ENGLISH_KWG).anagrams
 	@$(VENV)/bin/anchor demo
 
-test: $(STAMP) bytecode $(LEXICA) redis-server chromium
+test: $(STAMP) bytecode $(LEXICA) $(INDEXES) redis-server chromium
 	$(PY) -m pytest -q
 
 # The suite without the tests that start services, build packages, sanitize or open a
 # browser (pyproject: markers): what a developer runs while working; CI runs `make test`.
-test-fast: $(STAMP) bytecode $(LEXICA)
+test-fast: $(STAMP) bytecode $(LEXICA) $(INDEXES)
 	$(PY) -m pytest -q -m "not (service or install or sanitizer or subprocess or browser)"
 
 # System packages the suite uses: redis-server (the service tests start their own; make

@@ -40,11 +40,13 @@ int rack_spells(const Search *s, uint64_t with) {
     if (!b->checked) return 1;
     const uint64_t key = b->key + with;
     if (blanks == 0) return anagram_has(set, key);
+    if (!anagram_short_of(set, key, blanks)) return 0;
     for (int x = 1; x <= alphabet; x++) {
         if (blanks == 1) {
             if (anagram_has(set, key + set->code[x])) return 1;
             continue;
         }
+        if (!anagram_short_of(set, key + set->code[x], 1)) continue;
         for (int y = x; y <= alphabet; y++)
             if (anagram_has(set, key + set->code[x] + set->code[y])) return 1;
     }
@@ -64,11 +66,13 @@ static uint64_t blank_letters(const Search *s, uint64_t with, int *many, uint8_t
     uint64_t letters = 0;
     *many = 0;
     *pairs = 0;
+    if (!anagram_short_of(set, key, s->rack[0])) return 0;
     for (int x = 1; x <= alphabet; x++) {
         if (s->rack[0] == 1) {
             if (anagram_has(set, key + set->code[x])) letters |= (uint64_t)1 << x;
             continue;
         }
+        if (!anagram_short_of(set, key + set->code[x], 1)) continue;
         for (int y = x; y <= alphabet; y++)
             if (anagram_has(set, key + set->code[x] + set->code[y])) {
                 letters |= (uint64_t)1 << x;
@@ -469,7 +473,8 @@ static int all_pairs(Search *s, uint64_t with) {
     const uint64_t base = b->key + with;
     const int alphabet = s->ctx.rules->alphabet;
     int n = 0;
-    for (int x = 1; x <= alphabet; x++)
+    for (int x = 1; x <= alphabet; x++) {
+        if (!anagram_short_of(set, base + set->code[x], 1)) continue;
         for (int y = x; y <= alphabet; y++) {
             const uint64_t k = base + set->code[x] + set->code[y];
             if (anagram_has(set, k)) {
@@ -478,6 +483,7 @@ static int all_pairs(Search *s, uint64_t with) {
                 b->pair_as[n++][1] = (uint8_t)y;
             }
         }
+    }
     b->pairs_with = with;
     return b->pairs = n;
 }

@@ -243,6 +243,9 @@ typedef struct {
     size_t words, word_cap, tiles_used, tile_cap;
     int borrowed; /* the arrays lie in a mapped file (anagram_file.c): not this set's to free */
     uint64_t *filter; /* a bit for each key's ANAGRAM_FILTER_BITS-bit hash (always this set's own), or NULL */
+    uint64_t *short_of; /* the keys one or two letters short of a word's (anagram_short_of), or NULL */
+    int short_bits;     /* log2 of short_of's bits; -1: the set is too large to have it */
+    int short_borrowed; /* short_of lies in a mapped file: not this set's to free or build */
 } Anagrams;
 
 void anagrams_free(Anagrams *a);
@@ -476,6 +479,18 @@ static inline int anagram_has(const Anagrams *a, uint64_t key) {
         if (a->slots[i] == key) return 1;
         if (!a->slots[i]) return 0;
     }
+}
+
+/* Whether some word's key may be `key` plus the codes of `blanks` (1 or 2) letters more:
+ * no when no word is. A blocked Bloom filter (two bits of one 64-bit word a key, as
+ * WordKeys) of every word's key less each of its letters and less each pair of them, built
+ * with the set's filter (anagrams_filter): a blank tried as every letter costs 26 probes, two
+ * blanks 351, and most keys a rack's blanks are tried with have no word at all. */
+static inline int anagram_short_of(const Anagrams *a, uint64_t key, int blanks) {
+    if (!a->short_of) return 1;
+    const uint64_t h = (key + (uint64_t)blanks * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
+    const uint64_t m = ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
+    return (a->short_of[h >> (64 - (a->short_bits - 6))] & m) == m;
 }
 
 /* The first of the words under `key` (Anagrams: index + 1, chained by `next`), 0 when

@@ -185,6 +185,12 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
+    /* a set built has its filters before a file is compared with it (the file holds one);
+     * a set taken from a file builds what the file does not hold */
+    if (!self->anagram_trusted && self->core.anagrams.slots && anagrams_filter(&self->core.anagrams) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
     if (file != Py_None && !self->anagram_trusted && adopt_anagram_file(self, file) < 0) return -1;
     if (self->core.anagrams.slots && anagrams_filter(&self->core.anagrams) < 0) {
         PyErr_NoMemory();

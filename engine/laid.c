@@ -135,11 +135,13 @@ static uint64_t blank_mask(Search *s, const Anagrams *set, uint64_t key, int bla
     if (m->blanks == blanks && m->key == key) return m->mask;
     const unsigned alphabet = (unsigned)s->ctx.rules->alphabet;
     uint64_t mask = 0;
-    for (unsigned x = 1; x <= alphabet; x++) {
+    const unsigned last = anagram_short_of(set, key, blanks) ? alphabet : 0;
+    for (unsigned x = 1; x <= last; x++) {
         if (blanks == 1) {
             if (anagram_has(set, key + set->code[x])) mask |= (uint64_t)1 << x;
             continue;
         }
+        if (!anagram_short_of(set, key + set->code[x], 1)) continue;
         for (unsigned y = x; y <= alphabet; y++)
             if (anagram_has(set, key + set->code[x] + set->code[y])) {
                 mask |= (uint64_t)1 << x;

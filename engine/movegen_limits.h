@@ -60,6 +60,8 @@ static inline uint32_t load_le32(const unsigned char *p) {
 #define KNOWN_BINGO_PLAYS 64        /* bingos of one anchor laid from their words at most; more: the anchor is searched */
 #define MANY_PAIRS 16               /* two blanks: letter pairs with bingos past which a span's are laid only when its anchor comes up */
 #define BINGO_PAIRS (MAX_LETTERS * (MAX_LETTERS + 1) / 2) /* letter pairs x <= y two blanks can stand for */
+#define SHORT_OF_BITS 26            /* the most bits of a set's keys short of a word (Anagrams.short_of): 8 MiB */
+#define SHORT_OF_LEAST 12           /* the fewest: 512 bytes */
 #define WORD_KEY_BITS 21            /* the word-key filter's bits (256 KiB): ~2% false "yes" for TWL06 */
 #define PART_RACK 8                 /* racks of up to this many tiles have their parts' words checked */
 #define PART_MOST 70                /* parts of one size such a rack has at most: C(8, 4) */

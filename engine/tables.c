@@ -100,9 +100,59 @@ static int anagram_add_word(Anagrams *a, uint64_t key, const unsigned *tile, int
     return 0;
 }
 
-/* The set's filter (Anagrams.filter), from its slots: -1 when memory is out. */
+/* Each key one or two letters short of `word`'s (its letters' codes summing to `key`), into
+ * Anagrams.short_of; or, when `bits` is NULL, only counted. */
+static size_t short_of_add(Anagrams *a, const uint8_t *word, int len, uint64_t *bits) {
+    uint8_t count[MAX_LETTERS + 1] = {0}, letter[MAX_SIDE];
+    uint64_t key = 0;
+    int n = 0;
+    for (int i = 0; i < len; i++) {
+        key += a->code[word[i]];
+        if (!count[word[i]]++) letter[n++] = word[i];
+    }
+    size_t added = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i - 1; j < n; j++) { /* j == i - 1: letter i alone */
+            if (j == i && count[letter[i]] < 2) continue;
+            const int blanks = j < i ? 1 : 2;
+            const uint64_t short_key = key - a->code[letter[i]] - (j < i ? 0 : a->code[letter[j]]);
+            added++;
+            if (!bits) continue;
+            const uint64_t h = (short_key + (uint64_t)blanks * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
+            bits[h >> (64 - (a->short_bits - 6))] |= ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
+        }
+    return added;
+}
+
+/* The keys one or two letters short of a word's (anagram_short_of): a bit array of at least
+ * two bits a key (TWL06's bingo words: 5.3 M keys, some shared, in 2 MiB, of which about a
+ * third is set), none past SHORT_OF_BITS (a set too large goes without: each key is then
+ * probed). Words longer than MAX_SIDE (a file's, checked before) are left out of it and of
+ * the search alike. Kept as it is when it lies in a file. -1 when memory is out. */
+static int anagrams_short_of(Anagrams *a) {
+    if (a->short_borrowed) return 0;
+    size_t keys = 0;
+    for (size_t w = 0; w < a->words; w++)
+        if (a->length[w] <= MAX_SIDE) keys += short_of_add(a, a->tiles + a->start[w], a->length[w], NULL);
+    int bits = SHORT_OF_LEAST;
+    while (bits < SHORT_OF_BITS && ((size_t)1 << bits) < 2 * keys) bits++;
+    if (((size_t)1 << bits) < 2 * keys) {
+        a->short_bits = -1; /* none: not counted again */
+        return 0;
+    }
+    a->short_bits = bits;
+    uint64_t *filter = calloc((size_t)1 << (bits - 6), sizeof *filter);
+    if (!filter) return -1;
+    for (size_t w = 0; w < a->words; w++)
+        if (a->length[w] <= MAX_SIDE) short_of_add(a, a->tiles + a->start[w], a->length[w], filter);
+    a->short_of = filter;
+    return 0;
+}
+
+/* The set's filters (Anagrams.filter, from its slots, and Anagrams.short_of, from its
+ * words), each unless it has it: -1 when memory is out. */
 int anagrams_filter(Anagrams *a) {
-    free(a->filter);
+    if (a->filter) return a->short_of || a->short_bits < 0 ? 0 : anagrams_short_of(a);
     a->filter = calloc((size_t)1 << (ANAGRAM_FILTER_BITS - 6), sizeof *a->filter);
     if (!a->filter) return -1;
     for (size_t i = 0; i <= a->mask; i++)
@@ -110,12 +160,14 @@ int anagrams_filter(Anagrams *a) {
             const uint64_t bit = anagram_filter_bit(a->slots[i]);
             a->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
         }
-    return 0;
+    return anagrams_short_of(a);
 }
 
 void anagrams_free(Anagrams *a) {
     free(a->filter);
+    if (!a->short_borrowed) free(a->short_of);
     a->filter = NULL;
+    a->short_of = NULL;
     if (a->borrowed) {
         memset(a, 0, sizeof *a);
         return;

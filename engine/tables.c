@@ -125,8 +125,8 @@ static size_t short_of_add(Anagrams *a, const uint8_t *word, int len, uint64_t *
 }
 
 /* The keys one or two letters short of a word's (anagram_short_of): a bit array of at least
- * two bits a key (TWL06's bingo words: 5.3 M keys, some shared, in 2 MiB, of which about a
- * third is set), none past SHORT_OF_BITS (a set too large goes without: each key is then
+ * two bits a key (TWL06's bingo words: 5.3 M keys, some shared, in 2 MiB, 29% of its bits
+ * set), none past SHORT_OF_BITS (a set too large goes without: each key is then
  * probed). Words longer than MAX_SIDE (a file's, checked before) are left out of it and of
  * the search alike. Kept as it is when it lies in a file. -1 when memory is out. */
 static int anagrams_short_of(Anagrams *a) {

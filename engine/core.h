@@ -486,11 +486,17 @@ static inline int anagram_has(const Anagrams *a, uint64_t key) {
  * WordKeys) of every word's key less each of its letters and less each pair of them, built
  * with the set's filter (anagrams_filter): a blank tried as every letter costs 26 probes, two
  * blanks 351, and most keys a rack's blanks are tried with have no word at all. */
+static inline uint64_t short_of_mask(const Anagrams *a, uint64_t key, int blanks, size_t *word) {
+    const uint64_t h = (key + (uint64_t)blanks * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
+    *word = (size_t)(h >> (64 - (a->short_bits - 6)));
+    return ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
+}
+
 static inline int anagram_short_of(const Anagrams *a, uint64_t key, int blanks) {
     if (!a->short_of) return 1;
-    const uint64_t h = (key + (uint64_t)blanks * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
-    const uint64_t m = ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
-    return (a->short_of[h >> (64 - (a->short_bits - 6))] & m) == m;
+    size_t word;
+    const uint64_t m = short_of_mask(a, key, blanks, &word);
+    return (a->short_of[word] & m) == m;
 }
 
 /* The first of the words under `key` (Anagrams: index + 1, chained by `next`), 0 when

@@ -118,8 +118,9 @@ static size_t short_of_add(Anagrams *a, const uint8_t *word, int len, uint64_t *
             const uint64_t short_key = key - a->code[letter[i]] - (j < i ? 0 : a->code[letter[j]]);
             added++;
             if (!bits) continue;
-            const uint64_t h = (short_key + (uint64_t)blanks * 0x9E3779B97F4A7C15ull) * 0xD6E8FEB86659FD93ull;
-            bits[h >> (64 - (a->short_bits - 6))] |= ((uint64_t)1 << (h & 63)) | ((uint64_t)1 << (h >> 6 & 63));
+            size_t word;
+            const uint64_t m = short_of_mask(a, short_key, blanks, &word);
+            bits[word] |= m;
         }
     return added;
 }

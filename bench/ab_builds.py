@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import DATA, ROOT, header
+from common import DATA, ROOT, add_cpu_option, header, share_one_cpu
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp, simulate
 from anchor.engine.leaves import Leaves
@@ -96,8 +96,10 @@ def main() -> None:
         help="bench positions played out, from 1 (1,5: a blank rack too)",
     )
     parser.add_argument("--best", action="store_true", help="also best play by equity")
+    add_cpu_option(parser)
     args = parser.parse_args()
     header("two builds of the C core, interleaved in one process (A/B above 1: B faster)")
+    print(f"# {share_one_cpu(args.cpu)}")
     with tempfile.TemporaryDirectory() as scratch:
         if len(args.builds) == 1:
             installed = next((ROOT / "engine").glob("_movegen*.so"))

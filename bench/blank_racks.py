@@ -21,7 +21,7 @@ import random
 import statistics
 from functools import partial
 
-from common import DATA, header, magpie_folder, median_time
+from common import DATA, add_cpu_option, header, magpie_folder, median_time, share_one_cpu
 from movegen import magpie
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
@@ -64,8 +64,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100, help="calls a rack, median (100)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
     parser.add_argument("--each", action="store_true", help="also every rack's times")
+    add_cpu_option(parser)
     args = parser.parse_args()
     header("best play by equity on random racks, by blanks, TWL06 + TWL06.klv2")
+    print(f"# {share_one_cpu(args.cpu)}")
     folder, why = magpie_folder()
     print(f"# MAGPIE: {why}")
     if folder is None:

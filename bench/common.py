@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import subprocess
@@ -30,6 +31,31 @@ def cpu_model() -> str:
 def header(title: str) -> None:
     print(f"# {title}")
     print(f"# {time.strftime('%Y-%m-%d')}  {cpu_model()}  Python {platform.python_version()}")
+
+
+def share_one_cpu(cpu: int | None = None) -> str:
+    """Pin this process, and so every engine it starts, to one CPU, and say which.
+
+    On some VMs (the Intel Xeon model 207 of 2026-12-06) one vCPU runs 1.4x slower than the
+    other for seconds at a time; unpinned, a head-to-head bench measured each engine on
+    whichever CPU the scheduler gave it, and the same racks came out 0.6 or 1.6 from run to
+    run. On one CPU both engines meet the same spells, which the interleaved rounds share.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned (no sched_setaffinity here)"
+    allowed = sorted(os.sched_getaffinity(0))
+    chosen = allowed[-1] if cpu is None else cpu
+    if chosen not in allowed:
+        raise SystemExit(f"--cpu {chosen}: this process may run only on CPUs {allowed}")
+    os.sched_setaffinity(0, {chosen})
+    return f"pinned to CPU {chosen}, with every engine it starts"
+
+
+def add_cpu_option(parser) -> None:
+    parser.add_argument(
+        "--cpu", type=int, default=None,
+        help="the CPU both engines share (default: the last this process may use)",
+    )  # fmt: skip
 
 
 def english_turns(rules) -> list:

@@ -19,7 +19,7 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
-from common import DATA, header, magpie_folder, median_time
+from common import DATA, add_cpu_option, header, magpie_folder, median_time, share_one_cpu
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
@@ -59,8 +59,10 @@ def main() -> None:
         "--runs", type=int, default=200, help="calls a position a round (fewer for big ones)"
     )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    add_cpu_option(parser)
     args = parser.parse_args()
     header("movegen: bench/positions.cgp, lexicon TWL06.kwg (MAGPIE's file)")
+    print(f"# {share_one_cpu(args.cpu)}")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
     leaves = Leaves.open(DATA / "kwg" / "TWL06.klv2", rules)

@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import time
 
-from common import DATA, header, magpie_folder
+from common import DATA, add_cpu_option, header, magpie_folder, share_one_cpu
 
 from anchor.engine import Lexicon, Ruleset, Solver
 from anchor.engine.leaves import Leaves
@@ -54,8 +54,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games a round (200)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    add_cpu_option(parser)
     args = parser.parse_args()
     header(f"self-play vs MAGPIE autoplay: {args.games} games a round, one thread, TWL06")
+    print(f"# {share_one_cpu(args.cpu)}")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(DATA / "kwg" / "TWL06.kwg", rules), rules)
     leaves = Leaves.open(DATA / "kwg" / "TWL06.klv2", rules)

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import DATA, header, magpie_folder
+from common import DATA, add_cpu_option, header, magpie_folder, share_one_cpu
 from service import fleet
 
 from anchor.client.client import AnalysisClient
@@ -82,12 +82,14 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=100, help="a position a round (100)")
     parser.add_argument("--skip-fleet", action="store_true", help="only the engines' rates")
     parser.add_argument("--fleet-only", action="store_true", help="only the fleet's speed-up")
+    add_cpu_option(parser)
     args = parser.parse_args()
     if args.fleet_only:
         header("simulation through the fleet: TWL06 + TWL06.klv2")
         fleet_speedup(BENCH)
         return
     header("simulation: 15 candidates, 2 plies, TWL06 + TWL06.klv2")
+    print(f"# {share_one_cpu(args.cpu)}")
     rules = Ruleset.load("english")
     solver = Solver(Lexicon.open(TWL06, rules), rules)
     leaves = Leaves.open(KLV2, rules)

@@ -7,6 +7,11 @@ MAGPIE's leaves; and, interleaved with them in the same run, MAGPIE's own genera
 equity) with its word map (`-wmp true`, its default) and without. Each round runs
 everything once; a figure is the median of its rounds; ratios are Anchor / MAGPIE with
 its word map, by equity (time: below 1 is faster).
+
+With --best, only the best play by equity, each position's Anchor and MAGPIE calls side by
+side (which goes first alternating by round) and the ratio of each such pair kept: on a
+machine whose speed wanders for seconds at a time, a round of every column let one engine
+meet a slow spell the other missed (JOSH2 came out 1.29 and 1.84 in two runs of one build).
 """
 
 from __future__ import annotations
@@ -59,6 +64,9 @@ def main() -> None:
         "--runs", type=int, default=200, help="calls a position a round (fewer for big ones)"
     )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument(
+        "--best", action="store_true", help="only the best play by equity, in pairs (11 rounds)"
+    )
     add_cpu_option(parser)
     args = parser.parse_args()
     header("movegen: bench/positions.cgp, lexicon TWL06.kwg (MAGPIE's file)")
@@ -70,7 +78,12 @@ def main() -> None:
     lines = [ln for ln in text if ln.strip() and not ln.startswith("#")]
     positions = [parse_cgp(rules, ln) for ln in lines]
     folder, why = magpie_folder()
-    print(f"# MAGPIE: {why}; {args.rounds} interleaved rounds, medians")
+    rounds = max(args.rounds, 11) if args.best else args.rounds
+    print(f"# MAGPIE: {why}; {rounds} interleaved rounds, medians")
+    if args.best:
+        if folder is not None:
+            best_in_pairs(solver, leaves, positions, lines, folder, rounds, args.runs)
+        return
     ours: dict[tuple[int, str], list[float]] = {}
     theirs: dict[tuple[int, str], list[float]] = {}
     for _ in range(args.rounds):
@@ -105,6 +118,34 @@ def main() -> None:
             geo = math.exp(statistics.fmean(math.log(r) for r in values))
             print(f"# Anchor / MAGPIE (word map), {what} by equity: geometric mean {geo:.2f}, "
                   f"highest {max(values):.2f}")  # fmt: skip
+
+
+def best_in_pairs(solver, leaves, positions, lines, folder: Path, rounds: int, runs: int) -> None:
+    """Best play by equity, each position's two engines timed one right after the other;
+    per position the medians of each side and the median of the pairs' ratios."""
+    pairs: dict[int, list[tuple[float, float]]] = {}
+    for round_ in range(rounds):
+        for i, pos in enumerate(positions):
+            best = partial(solver.generate_moves, pos.board, pos.racks[0], limit=1,
+                           rank="equity", leaves=leaves)  # fmt: skip
+            if round_ % 2:
+                theirs = magpie(folder, True, "best", [lines[i]], 51)[0]
+                ours = median_time(best, runs)
+            else:
+                ours = median_time(best, runs)
+                theirs = magpie(folder, True, "best", [lines[i]], 51)[0]
+            pairs.setdefault(i, []).append((ours, theirs))
+    print(f"{'position':<24}{'eq. best':>10}{'MAGPIE':>10}{'ratio':>8}{'of pairs':>10}")
+    ratios = []
+    for i, name in enumerate(NAMES):
+        mine = statistics.median(a for a, _ in pairs[i])
+        them = statistics.median(b for _, b in pairs[i])
+        paired = statistics.median(a / b for a, b in pairs[i])
+        ratios.append(paired)
+        print(f"{name:<24}{fmt(mine):>10}{fmt(them):>10}{mine / them:>8.2f}{paired:>10.2f}")
+    geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    print(f"# Anchor / MAGPIE (word map), best by equity, median of {rounds} pairs: geometric "
+          f"mean {geo:.2f}, highest {max(ratios):.2f}")  # fmt: skip
 
 
 def fmt(seconds: float | None) -> str:

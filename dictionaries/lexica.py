@@ -154,22 +154,36 @@ def install(
     for name in names:
         recipe = RECIPES[name]
         path = folder / f"{name}.kwg"
-        if not force and path.is_file() and not verify(path, recipe.kwg_sha256):
+        if not force and path.is_file() and not verify(path, recipe.kwg_sha256, bingo_words=False):
             say(f"{name}: already installed at {path}")
-            if not anagram_path(path).exists():  # installed by an Anchor that did not write it
-                rules = Ruleset.load(recipe.ruleset)
-                with closing(Lexicon.open(path, rules)) as lexicon:
-                    if lexicon.write_anagrams(path):
-                        say(f"{name}: wrote its bingo words to {anagram_path(path)}")
+            rules = Ruleset.load(recipe.ruleset)
+            with closing(Lexicon.open(path, rules)) as lexicon:
+                # missing (installed by an Anchor that did not write it) or in an older
+                # format: only the bingo-word file is written anew, not the lexicon
+                stale = anagram_path(path).exists() and bingo_word_problems(lexicon, rules)
+                if (stale or not anagram_path(path).exists()) and lexicon.write_anagrams(path):
+                    done = "rewrote" if stale else "wrote"
+                    say(f"{name}: {done} its bingo words to {anagram_path(path)}")
         else:
             recipe.build(folder, cache_dir(), say)
         built.append(path)
     return built
 
 
-def verify(path: Path, pinned: str | None = None) -> list[str]:
+def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:
+    """What is wrong with the bingo-word file the lexicon opened with (none: no file)."""
+    if lexicon.anagrams is None:
+        return []
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", LexiconWarning)
+        Solver(lexicon, rules)
+    return [str(w.message) for w in said if issubclass(w.category, LexiconWarning)]
+
+
+def verify(path: Path, pinned: str | None = None, bingo_words: bool = True) -> list[str]:
     """What is wrong with an installed lexicon: its bytes against its sidecar (and the
-    recipe's pin), its structure against its ruleset. Empty when it is intact."""
+    recipe's pin), its structure against its ruleset, and (with `bingo_words`) its
+    bingo-word file against its words. Empty when it is intact."""
     try:
         info = LexiconInfo.read(path)
     except LexiconError as exc:
@@ -194,11 +208,8 @@ def verify(path: Path, pinned: str | None = None) -> list[str]:
         lexicon = Lexicon.open(path, rules)
         if len(lexicon) != info.words:
             problems.append(f"{path}: {len(lexicon)} words, the sidecar says {info.words}")
-        if lexicon.anagrams is not None:  # the bingo-word file, checked against the words
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always", LexiconWarning)
-                Solver(lexicon, rules)
-            problems += [str(w.message) for w in said if issubclass(w.category, LexiconWarning)]
+        if bingo_words:
+            problems += bingo_word_problems(lexicon, rules)
         lexicon.close()
     except AnchorError as exc:
         problems.append(str(exc))

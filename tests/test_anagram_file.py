@@ -116,6 +116,10 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     filter_bit[96 + 4321] ^= 0x10
     short_bit = bytearray(data)  # a bit of the short-of keys, just before the slots
     short_bit[short_of_end(data) - 77] ^= 0x04
+    bits_absurd = bytearray(data)  # the short-of filter's size in bits, out of range
+    bits_absurd[84:88] = struct.pack("=I", 5)
+    bits_other = bytearray(data)  # in range, but not this file's
+    bits_other[84:88] = struct.pack("=I", struct.unpack_from("=I", data, 84)[0] + 1)
     return [
         ("cut short", data[:-9], "not the length its header gives"),
         ("only a header's worth", data[:20], "shorter than its header"),
@@ -125,6 +129,8 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
         ("one letter changed", bytes(flipped), "built from another lexicon"),
         ("a bit of the word-key filter changed", bytes(filter_bit), "built from another lexicon"),
         ("a bit of the short-of keys changed", bytes(short_bit), "built from another lexicon"),
+        ("a short-of size out of range", bytes(bits_absurd), "short-of filter's size is out of range"),
+        ("another short-of size", bytes(bits_other), "or its header damaged"),
     ]
 
 
@@ -370,3 +376,38 @@ def test_a_file_for_the_same_words_in_another_kwg_is_compared_then_shared(saved,
     solver = Solver(Lexicon.open(magpie, english), english)
     assert not solver._generator.anagram_trusted
     assert solver._generator.anagram_source == "file"
+
+
+def test_install_over_a_stale_bingo_word_file_writes_only_that_file(
+    magpie_twl06, tmp_path, monkeypatch
+):
+    """An installed lexicon whose bingo-word file an older Anchor wrote is not built
+    again: `anchor lexicon install` writes the file anew."""
+    folder = tmp_path / "lexica"
+    folder.mkdir()
+    path = folder / "twl06.kwg"
+    magpie_twl06.save(path)  # the recipe's pinned bytes, as install leaves them
+    fresh = anagram_path(path).read_bytes()
+    stale = bytearray(fresh)
+    struct.pack_into("=I", stale, 84, 0)  # no short-of keys: as a format-3 file had
+    anagram_path(path).write_bytes(bytes(stale))
+    recipe = lexica.RECIPES["twl06"]
+
+    class Unbuilt:
+        kwg_sha256, ruleset = recipe.kwg_sha256, recipe.ruleset
+
+        def build(self, *args):
+            raise AssertionError("the lexicon was built again")
+
+    monkeypatch.setitem(lexica.RECIPES, "twl06", Unbuilt())
+    said: list[str] = []
+    assert lexica.install(["twl06"], folder=folder, say=said.append) == [path]
+    assert said == [
+        f"twl06: already installed at {path}",
+        f"twl06: rewrote its bingo words to {anagram_path(path)}",
+    ]
+    assert anagram_path(path).read_bytes() == fresh
+    assert lexica.verify(path, recipe.kwg_sha256) == []
+    said.clear()
+    lexica.install(["twl06"], folder=folder, say=said.append)
+    assert said == [f"twl06: already installed at {path}"]

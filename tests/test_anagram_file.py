@@ -129,7 +129,7 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
         ("one letter changed", bytes(flipped), "built from another lexicon"),
         ("a bit of the word-key filter changed", bytes(filter_bit), "built from another lexicon"),
         ("a bit of the short-of keys changed", bytes(short_bit), "built from another lexicon"),
-        ("a short-of size out of range", bytes(bits_absurd), "short-of filter's size is out of range"),
+        ("a short-of size out of range", bytes(bits_absurd), "filter's size is out of range"),
         ("another short-of size", bytes(bits_other), "or its header damaged"),
     ]
 

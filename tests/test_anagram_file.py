@@ -178,7 +178,11 @@ def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path
     end = set_end(good)
     tables = len(bad) >= 84 and bad[80] & 6 == good[80] & 6  # which tables follow the set
     same_tables = (
-        len(bad) == len(good) and bad[:64] == good[:64] and tables and bad[96:end] == good[96:end]
+        len(bad) == len(good)
+        and bad[:64] == good[:64]
+        and tables
+        and bad[84:88] == good[84:88]  # the short-of filter's size
+        and bad[96:end] == good[96:end]
     )
     assert solver._generator.anagram_trusted == (bytes(bad) == good)
     assert (solver._generator.anagram_source == "file") == same_tables

@@ -56,12 +56,18 @@ def anagram_path(kwg: str | os.PathLike) -> Path:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    """`data` at `path`, by a rename: a reader sees the old file or the new one. The
+    temporary file's name is this process's own (two installs at once each rename theirs)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        tmp.write_bytes(data)
+        with open(tmp, "xb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:  # a folder in the way, a full disk: leave nothing behind
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
         raise
 
 
@@ -189,7 +195,8 @@ class Lexicon:
             why = getattr(exc, "strerror", None) or str(exc)
             warnings.warn(
                 f"{path}: cannot be mapped ({why}), so it is not used (each process builds "
-                f"its own: more memory); `anchor lexicon index` writes it anew, or delete it",
+                f"its own: more memory); `anchor lexicon index {self.path}` writes it anew, or "
+                "delete it",
                 LexiconWarning,
                 stacklevel=3,
             )
@@ -223,13 +230,24 @@ class Lexicon:
         """Write this lexicon's bingo words beside the KWG file `kwg` (which must hold this
         lexicon), atomically; None, and no file, for a graph too large to have them."""
         target = anagram_path(kwg)
+        generator = None
         try:
             generator = _movegen.Generator(self.buffer, *self.rules.generator_args())
             data = generator.anagram_file()
         except ValueError:  # the generator goes without them, so can the file
-            target.unlink(missing_ok=True)  # one from an earlier build
-            return None
-        _write_atomically(target, data)
+            data = None
+        finally:
+            del generator  # it holds this lexicon's buffer: close() must find it free
+        try:
+            if data is None:
+                target.unlink(missing_ok=True)  # one from an earlier build
+                return None
+            _write_atomically(target, data)
+        except OSError as exc:
+            raise LexiconError(
+                f"cannot write {target}: {exc.strerror or exc}"
+                + (" (a folder is in the way: move it)" if target.is_dir() else "")
+            ) from None
         return target
 
     def to_bytes(self) -> bytes:

@@ -66,6 +66,16 @@ class Solver:
                 stacklevel=2,
             )
 
+    @property
+    def bingo_words(self) -> str:
+        """Where the generator's bingo words come from: "trusted" (the file beside the
+        KWG, written for it), "compared" (a file written for another KWG of the same words:
+        each process builds the set to check it), "built" (in this process) or "none"."""
+        source = self._generator.anagram_source
+        if source == "file":
+            return "trusted" if self._generator.anagram_trusted else "compared"
+        return source
+
     def leaves(self, path: str | os.PathLike) -> Leaves:
         """The leave values in a KLV2 file for this solver's rules, opened once."""
         key = os.fspath(path)

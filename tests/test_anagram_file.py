@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anchor.dictionaries import lexica
-from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
+from anchor.engine import Lexicon, LexiconError, Ruleset, Solver, parse_cgp
 from anchor.engine.lexicon import LexiconWarning, anagram_path
 
 from .conftest import ROOT, data_path
@@ -382,36 +382,72 @@ def test_a_file_for_the_same_words_in_another_kwg_is_compared_then_shared(saved,
     assert solver._generator.anagram_source == "file"
 
 
-def test_install_over_a_stale_bingo_word_file_writes_only_that_file(
-    magpie_twl06, tmp_path, monkeypatch
-):
-    """An installed lexicon whose bingo-word file an older Anchor wrote is not built
-    again: `anchor lexicon install` writes the file anew."""
+class Unbuilt:
+    """A recipe that must not build: it stands for `twl06`, already installed."""
+
+    def __init__(self, recipe):
+        self.kwg_sha256, self.ruleset = recipe.kwg_sha256, recipe.ruleset
+
+    def build(self, *args):
+        raise AssertionError("the lexicon was built again")
+
+
+@pytest.fixture
+def installed(magpie_twl06, tmp_path, monkeypatch) -> Path:
+    """twl06 as `anchor lexicon install` leaves it (the recipe's pinned bytes), in a folder
+    of its own; the recipe may not build it again."""
     folder = tmp_path / "lexica"
     folder.mkdir()
     path = folder / "twl06.kwg"
-    magpie_twl06.save(path)  # the recipe's pinned bytes, as install leaves them
+    magpie_twl06.save(path)
+    monkeypatch.setitem(lexica.RECIPES, "twl06", Unbuilt(lexica.RECIPES["twl06"]))
+    return path
+
+
+def test_install_over_an_empty_or_foreign_bingo_word_file_writes_it_anew(installed, saved):
+    """An empty file (a crash while it was written) and one written for another KWG of the
+    same words (each process then builds the set to check it) are reported by verify and
+    written anew by install."""
+    fresh = anagram_path(installed).read_bytes()
+    for bad, what in ((b"", "can read"), (anagram_path(saved).read_bytes(), "another KWG")):
+        anagram_path(installed).write_bytes(bad)
+        problems = lexica.verify(installed)
+        assert len(problems) == 1 and what in problems[0], problems
+        said: list[str] = []
+        lexica.install(["twl06"], folder=installed.parent, say=said.append)
+        assert said[-1] == f"twl06: rewrote its bingo words to {anagram_path(installed)}"
+        assert anagram_path(installed).read_bytes() == fresh
+        assert lexica.verify(installed) == []
+        assert not list(installed.parent.glob("*.tmp"))
+
+
+def test_install_that_cannot_write_the_bingo_word_file_says_why(installed):
+    """A folder where the file goes: a clear error, and the lexicon left as it was."""
+    anagram_path(installed).unlink()
+    anagram_path(installed).mkdir()
+    kwg = installed.read_bytes()
+    with pytest.raises(LexiconError, match="a folder is in the way"):
+        lexica.install(["twl06"], folder=installed.parent, say=lambda _: None)
+    assert installed.read_bytes() == kwg and anagram_path(installed).is_dir()
+    assert not list(installed.parent.glob("*.tmp"))
+
+
+def test_install_over_a_stale_bingo_word_file_writes_only_that_file(installed):
+    """An installed lexicon whose bingo-word file an older Anchor wrote is not built
+    again: `anchor lexicon install` writes the file anew."""
+    path = installed
     fresh = anagram_path(path).read_bytes()
     stale = bytearray(fresh)
     struct.pack_into("=I", stale, 84, 0)  # no short-of keys: as a format-3 file had
     anagram_path(path).write_bytes(bytes(stale))
-    recipe = lexica.RECIPES["twl06"]
-
-    class Unbuilt:
-        kwg_sha256, ruleset = recipe.kwg_sha256, recipe.ruleset
-
-        def build(self, *args):
-            raise AssertionError("the lexicon was built again")
-
-    monkeypatch.setitem(lexica.RECIPES, "twl06", Unbuilt())
     said: list[str] = []
-    assert lexica.install(["twl06"], folder=folder, say=said.append) == [path]
+    assert lexica.install(["twl06"], folder=path.parent, say=said.append) == [path]
     assert said == [
         f"twl06: already installed at {path}",
         f"twl06: rewrote its bingo words to {anagram_path(path)}",
     ]
     assert anagram_path(path).read_bytes() == fresh
-    assert lexica.verify(path, recipe.kwg_sha256) == []
+    assert lexica.verify(path, lexica.RECIPES["twl06"].kwg_sha256) == []
     said.clear()
-    lexica.install(["twl06"], folder=folder, say=said.append)
+    lexica.install(["twl06"], folder=path.parent, say=said.append)
     assert said == [f"twl06: already installed at {path}"]

@@ -21,7 +21,7 @@ import random
 import statistics
 from functools import partial
 
-from common import DATA, add_cpu_option, header, magpie_folder, median_time, share_one_cpu
+from common import DATA, add_cpu_option, header, magpie_folder, median_time, positive, share_one_cpu
 from movegen import magpie
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
@@ -61,8 +61,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--racks", type=int, default=6, help="racks a board and blank count (6)")
     parser.add_argument("--seed", type=int, default=5, help="the racks' seed (5)")
-    parser.add_argument("--runs", type=int, default=100, help="calls a rack, median (100)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--runs", type=positive, default=100, help="calls a rack, median (100)")
+    parser.add_argument("--rounds", type=positive, default=5, help="interleaved rounds (5)")
     parser.add_argument("--each", action="store_true", help="also every rack's times")
     add_cpu_option(parser)
     args = parser.parse_args()

@@ -51,6 +51,19 @@ def share_one_cpu(cpu: int | None = None) -> str:
     return f"pinned to CPU {chosen}, with every engine it starts"
 
 
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1 (runs, rounds, games)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 def add_cpu_option(parser) -> None:
     parser.add_argument(
         "--cpu", type=int, default=None,

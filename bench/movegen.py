@@ -24,7 +24,7 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
-from common import DATA, add_cpu_option, header, magpie_folder, median_time, share_one_cpu
+from common import DATA, add_cpu_option, header, magpie_folder, median_time, positive, share_one_cpu
 
 from anchor.engine import Lexicon, Ruleset, Solver, parse_cgp
 from anchor.engine.leaves import Leaves
@@ -61,11 +61,13 @@ def magpie(folder: Path, wmp: bool, mode: str, lines: list[str], runs: int) -> l
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--runs", type=int, default=200, help="calls a position a round (fewer for big ones)"
+        "--runs", type=positive, default=200, help="calls a position a round (fewer for big ones)"
     )
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
     parser.add_argument(
-        "--best", action="store_true", help="only the best play by equity, in pairs (11 rounds)"
+        "--rounds", type=positive, default=None, help="interleaved rounds (5; 11 with --best)"
+    )
+    parser.add_argument(
+        "--best", action="store_true", help="only the best play by equity, in pairs"
     )
     add_cpu_option(parser)
     args = parser.parse_args()
@@ -78,7 +80,7 @@ def main() -> None:
     lines = [ln for ln in text if ln.strip() and not ln.startswith("#")]
     positions = [parse_cgp(rules, ln) for ln in lines]
     folder, why = magpie_folder()
-    rounds = max(args.rounds, 11) if args.best else args.rounds
+    rounds = args.rounds or (11 if args.best else 5)
     print(f"# MAGPIE: {why}; {rounds} interleaved rounds, medians")
     if args.best:
         if folder is not None:
@@ -86,7 +88,7 @@ def main() -> None:
         return
     ours: dict[tuple[int, str], list[float]] = {}
     theirs: dict[tuple[int, str], list[float]] = {}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for i, (name, pos) in enumerate(zip(NAMES, positions, strict=True)):
             rack, board = pos.racks[0], pos.board
             runs = max(5, args.runs // 20) if "2 blanks" in name else args.runs

@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import time
 
-from common import DATA, add_cpu_option, header, magpie_folder, share_one_cpu
+from common import DATA, add_cpu_option, header, magpie_folder, positive, share_one_cpu
 
 from anchor.engine import Lexicon, Ruleset, Solver
 from anchor.engine.leaves import Leaves
@@ -52,8 +52,8 @@ def anchor_rate(solver: Solver, leaves: Leaves, games: int, players: str, seed: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=200, help="games a round (200)")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--games", type=positive, default=200, help="games a round (200)")
+    parser.add_argument("--rounds", type=positive, default=5, help="interleaved rounds (5)")
     add_cpu_option(parser)
     args = parser.parse_args()
     header(f"self-play vs MAGPIE autoplay: {args.games} games a round, one thread, TWL06")

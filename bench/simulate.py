@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import DATA, add_cpu_option, header, magpie_folder, share_one_cpu
+from common import DATA, add_cpu_option, header, magpie_folder, positive, share_one_cpu
 from service import fleet
 
 from anchor.client.client import AnalysisClient
@@ -78,8 +78,8 @@ def magpie_rate(folder: Path, scratch: Path, cgp: str, iterations: int) -> float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
-    parser.add_argument("--iterations", type=int, default=100, help="a position a round (100)")
+    parser.add_argument("--rounds", type=positive, default=5, help="interleaved rounds (5)")
+    parser.add_argument("--iterations", type=positive, default=100, help="a position a round (100)")
     parser.add_argument("--skip-fleet", action="store_true", help="only the engines' rates")
     parser.add_argument("--fleet-only", action="store_true", help="only the fleet's speed-up")
     add_cpu_option(parser)

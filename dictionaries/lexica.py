@@ -21,7 +21,7 @@ import platformdirs
 
 from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset, Solver
 from anchor.engine.lexicon import LexiconWarning, anagram_path
-from anchor.engine.lexicon_info import sha256_file
+from anchor.engine.lexicon_info import sha256_file, sidecar_path
 
 from .recipes import RECIPES, RecipeError, default_names
 
@@ -154,6 +154,8 @@ def install(
     for name in names:
         recipe = RECIPES[name]
         path = folder / f"{name}.kwg"
+        if not force and path.is_file() and restore_sidecar(path, recipe):
+            say(f"{name}: wrote its sidecar {sidecar_path(path)} (the KWG is the recipe's)")
         if not force and path.is_file() and not verify(path, recipe.kwg_sha256, bingo_words=False):
             say(f"{name}: already installed at {path}")
             rules = Ruleset.load(recipe.ruleset)
@@ -171,6 +173,45 @@ def install(
             recipe.build(folder, cache_dir(), say)
         built.append(path)
     return built
+
+
+def restore_sidecar(path: Path, recipe) -> bool:
+    """Write the sidecar (NAME.kwg.json) of an installed KWG that is the recipe's byte for
+    byte when the sidecar is missing, unreadable or says otherwise: nothing need be
+    fetched or built for it. False when it is sound, or the KWG is not the pinned one."""
+    if not recipe.kwg_sha256:
+        return False
+    try:
+        info = LexiconInfo.read(path)
+        if info and (info.sha256, info.ruleset) == (recipe.kwg_sha256, recipe.ruleset):
+            return False
+    except LexiconError:
+        pass
+    if sha256_file(path) != recipe.kwg_sha256:
+        return False
+    try:
+        sidecar_path(path).unlink(missing_ok=True)  # replaced: Lexicon.open must not read it
+    except OSError as exc:
+        raise LexiconError(f"cannot replace {sidecar_path(path)}: {exc.strerror}") from None
+    rules = Ruleset.load(recipe.ruleset)
+    with warnings.catch_warnings():  # the bingo-word file is install's next step
+        warnings.simplefilter("ignore", LexiconWarning)
+        lexicon = Lexicon.open(path, rules)
+    with closing(lexicon):
+        words = len(lexicon)
+    info = LexiconInfo(
+        ruleset=rules.name,
+        alphabet="".join(rules.alphabet),
+        words=words,
+        sha256=recipe.kwg_sha256,
+        source=recipe.source,
+        licence=recipe.licence,
+    )
+    try:
+        info.write(path)
+    except OSError as exc:
+        raise LexiconError(f"cannot write {sidecar_path(path)}: {exc.strerror}") from None
+    return True
 
 
 def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:

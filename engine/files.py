@@ -39,3 +39,20 @@ def read_regular(path: str | os.PathLike, what: str, error: type[AnchorError]) -
             return fh.read()
         except OSError as exc:
             raise error(f"cannot read {what} {os.fspath(path)}: {exc.strerror}") from None
+
+
+def write_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """`data` at `path`, by a rename: a reader sees the old file or the new one. The
+    temporary file's name is this process's own (two installs at once each rename theirs)."""
+    path = os.fspath(path)
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:  # a folder in the way, a full disk: leave nothing behind
+        try:
+            os.unlink(tmp)
+        except OSError:  # never made, or already renamed
+            pass
+        raise

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import _movegen
 from .errors import LexiconError
-from .files import open_regular
+from .files import open_regular, write_atomically
 from .lexicon_info import LexiconInfo
 from .rules import Ruleset
 
@@ -53,22 +53,6 @@ def anagram_path(kwg: str | os.PathLike) -> Path:
     """Where the bingo words of the KWG at `kwg` are kept: `NAME.kwg.anagrams`."""
     path = Path(kwg)
     return path.with_name(path.name + ".anagrams")
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """`data` at `path`, by a rename: a reader sees the old file or the new one. The
-    temporary file's name is this process's own (two installs at once each rename theirs)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:  # a folder in the way, a full disk: leave nothing behind
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise
 
 
 class LexiconWarning(UserWarning):
@@ -221,7 +205,7 @@ class Lexicon:
             source=source,
             licence=licence,
         )
-        _write_atomically(path, data)
+        write_atomically(path, data)
         self.write_anagrams(path)
         info.write(path)
         return info
@@ -242,7 +226,7 @@ class Lexicon:
             if data is None:
                 target.unlink(missing_ok=True)  # one from an earlier build
                 return None
-            _write_atomically(target, data)
+            write_atomically(target, data)
         except OSError as exc:
             raise LexiconError(
                 f"cannot write {target}: {exc.strerror or exc}"

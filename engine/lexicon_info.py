@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import LexiconError
-from .files import read_regular
+from .files import read_regular, write_atomically
 
 FORMAT = 1
 MAX_SIDECAR = 1 << 16
@@ -45,14 +45,8 @@ class LexiconInfo:
     def write(self, kwg: str | os.PathLike) -> Path:
         """Write the sidecar of `kwg` atomically."""
         path = sidecar_path(kwg)
-        tmp = path.with_name(path.name + ".tmp")
         data = {"format": FORMAT, **asdict(self)}
-        try:
-            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_atomically(path, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode())
         return path
 
     @classmethod

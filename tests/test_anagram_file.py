@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anchor.dictionaries import lexica
-from anchor.engine import Lexicon, LexiconError, Ruleset, Solver, parse_cgp
+from anchor.engine import Lexicon, LexiconError, LexiconInfo, Ruleset, Solver, parse_cgp
 from anchor.engine.lexicon import LexiconWarning, anagram_path
 
 from .conftest import ROOT, data_path
@@ -387,6 +387,7 @@ class Unbuilt:
 
     def __init__(self, recipe):
         self.kwg_sha256, self.ruleset = recipe.kwg_sha256, recipe.ruleset
+        self.source, self.licence = recipe.source, recipe.licence
 
     def build(self, *args):
         raise AssertionError("the lexicon was built again")
@@ -419,6 +420,31 @@ def test_install_over_an_empty_or_foreign_bingo_word_file_writes_it_anew(install
         assert anagram_path(installed).read_bytes() == fresh
         assert lexica.verify(installed) == []
         assert not list(installed.parent.glob("*.tmp"))
+
+
+def test_install_writes_a_missing_or_damaged_sidecar_of_the_pinned_kwg(installed):
+    """The KWG is the recipe's byte for byte: only its NAME.kwg.json is written again."""
+    sidecar = installed.with_name(installed.name + ".json")
+    recipe = lexica.RECIPES["twl06"]
+    english = sidecar.read_text()
+    damages = [
+        sidecar.unlink,
+        lambda: sidecar.write_text("{not json"),
+        lambda: sidecar.write_text(english.replace('"english"', '"russian"')),
+    ]
+    for damage in damages:
+        damage()
+        said: list[str] = []
+        lexica.install(["twl06"], folder=installed.parent, say=said.append)
+        assert said[:2] == [
+            f"twl06: wrote its sidecar {sidecar} (the KWG is the recipe's)",
+            f"twl06: already installed at {installed}",
+        ]
+        info = LexiconInfo.read(installed)
+        assert (info.ruleset, info.sha256) == ("english", recipe.kwg_sha256)
+        assert info.source == recipe.source
+        assert info.words == len(Lexicon.open(installed, Ruleset.load("english")))
+        assert lexica.verify(installed, recipe.kwg_sha256) == []
 
 
 def test_install_that_cannot_write_the_bingo_word_file_says_why(installed):

@@ -181,19 +181,24 @@ def restore_sidecar(path: Path, recipe) -> bool:
     fetched or built for it. False when it is sound, or the KWG is not the pinned one."""
     if not recipe.kwg_sha256:
         return False
+    rules = Ruleset.load(recipe.ruleset)
     try:
         info = LexiconInfo.read(path)
-        if info and (info.sha256, info.ruleset) == (recipe.kwg_sha256, recipe.ruleset):
-            return False
     except LexiconError:
-        pass
+        info = None
+    expected = (recipe.kwg_sha256, rules.name, "".join(rules.alphabet))
+    if info and (info.sha256, info.ruleset, info.alphabet) == expected:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LexiconWarning)
+            with closing(Lexicon.open(path, rules)) as lexicon:
+                if info.words == len(lexicon):
+                    return False
     if sha256_file(path) != recipe.kwg_sha256:
         return False
     try:
         sidecar_path(path).unlink(missing_ok=True)  # replaced: Lexicon.open must not read it
     except OSError as exc:
         raise LexiconError(f"cannot replace {sidecar_path(path)}: {exc.strerror}") from None
-    rules = Ruleset.load(recipe.ruleset)
     with warnings.catch_warnings():  # the bingo-word file is install's next step
         warnings.simplefilter("ignore", LexiconWarning)
         lexicon = Lexicon.open(path, rules)

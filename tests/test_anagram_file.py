@@ -6,6 +6,7 @@ else (a stale cache must not stop a worker)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 import warnings
@@ -431,6 +432,7 @@ def test_install_writes_a_missing_or_damaged_sidecar_of_the_pinned_kwg(installed
         sidecar.unlink,
         lambda: sidecar.write_text("{not json"),
         lambda: sidecar.write_text(english.replace('"english"', '"russian"')),
+        lambda: sidecar.write_text(re.sub(r'"words": \d+', '"words": 5', english)),
     ]
     for damage in damages:
         damage()

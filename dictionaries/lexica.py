@@ -188,11 +188,14 @@ def restore_sidecar(path: Path, recipe) -> bool:
         info = None
     expected = (recipe.kwg_sha256, rules.name, "".join(rules.alphabet))
     if info and (info.sha256, info.ruleset, info.alphabet) == expected:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LexiconWarning)
-            with closing(Lexicon.open(path, rules)) as lexicon:
-                if info.words == len(lexicon):
-                    return False
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LexiconWarning)
+                with closing(Lexicon.open(path, rules)) as lexicon:
+                    if info.words == len(lexicon):
+                        return False
+        except AnchorError:  # a damaged KWG: not the pinned one (verify says so)
+            return False
     if sha256_file(path) != recipe.kwg_sha256:
         return False
     try:

@@ -449,6 +449,13 @@ def test_install_writes_a_missing_or_damaged_sidecar_of_the_pinned_kwg(installed
         assert lexica.verify(installed, recipe.kwg_sha256) == []
 
 
+def test_install_builds_a_damaged_kwg_whose_sidecar_claims_the_pin(installed):
+    """The sidecar says the pinned digest but the KWG is cut short: it is built again."""
+    installed.write_bytes(installed.read_bytes()[:-4096])
+    with pytest.raises(AssertionError, match="built again"):
+        lexica.install(["twl06"], folder=installed.parent, say=lambda _: None)
+
+
 def test_install_that_cannot_write_the_bingo_word_file_says_why(installed):
     """A folder where the file goes: a clear error, and the lexicon left as it was."""
     anagram_path(installed).unlink()

@@ -64,9 +64,23 @@ def positive(text: str) -> int:
     return value
 
 
+def allowed_cpu(text: str) -> int:
+    """argparse type: a CPU this process may run on (share_one_cpu)."""
+    import argparse
+
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    try:
+        cpu = int(text)
+    except ValueError:
+        cpu = None
+    if cpu is None or (allowed and cpu not in allowed):
+        raise argparse.ArgumentTypeError(f"{text!r}: this process may run only on CPUs {allowed}")
+    return cpu
+
+
 def add_cpu_option(parser) -> None:
     parser.add_argument(
-        "--cpu", type=int, default=None,
+        "--cpu", type=allowed_cpu, default=None,
         help="the CPU both engines share (default: the last this process may use)",
     )  # fmt: skip
 

@@ -176,7 +176,7 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
         return "a damaged header (its short-of filter's size is out of range)";
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len ||
         len != sized(h.word_keys, h.short_bits, h.slots, h.words, h.tiles) + tables_size(h.flags, alphabet))
-        return "not the length its header gives (cut short, or its header damaged?)";
+        return "not the length its header gives (cut short, grown, or its header damaged?)";
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
         h.tiles != built->tiles_used || h.word_keys != word_key_words(built_words))

@@ -123,6 +123,7 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
     bits_other[84:88] = struct.pack("=I", struct.unpack_from("=I", data, 84)[0] + 1)
     return [
         ("cut short", data[:-9], "not the length its header gives"),
+        ("grown", data + bytes(8), "cut short, grown, or its header damaged"),
         ("only a header's worth", data[:20], "shorter than its header"),
         ("another format", b"ANCHKWG?" + data[8:], "not an Anchor bingo-word file"),
         ("another version", bytes(header), "a format this version"),

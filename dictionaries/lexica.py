@@ -154,9 +154,15 @@ def install(
     for name in names:
         recipe = RECIPES[name]
         path = folder / f"{name}.kwg"
-        if not force and path.is_file() and restore_sidecar(path, recipe):
+        problems = (
+            ["forced"]
+            if force or not path.is_file()
+            else verify(path, recipe.kwg_sha256, bingo_words=False)
+        )
+        if problems and not force and path.is_file() and restore_sidecar(path, recipe):
             say(f"{name}: wrote its sidecar {sidecar_path(path)} (the KWG is the recipe's)")
-        if not force and path.is_file() and not verify(path, recipe.kwg_sha256, bingo_words=False):
+            problems = verify(path, recipe.kwg_sha256, bingo_words=False)
+        if not problems:
             say(f"{name}: already installed at {path}")
             rules = Ruleset.load(recipe.ruleset)
             with warnings.catch_warnings():  # a bingo-word file set aside: written anew here
@@ -176,28 +182,12 @@ def install(
 
 
 def restore_sidecar(path: Path, recipe) -> bool:
-    """Write the sidecar (NAME.kwg.json) of an installed KWG that is the recipe's byte for
-    byte when the sidecar is missing, unreadable or says otherwise: nothing need be
-    fetched or built for it. False when it is sound, or the KWG is not the pinned one."""
-    if not recipe.kwg_sha256:
+    """Write the sidecar (NAME.kwg.json) of an installed KWG that verify refused when the
+    KWG is the recipe's byte for byte (the sidecar is then what is wrong): nothing need be
+    fetched or built for it. False when the KWG is not the pinned one."""
+    if not recipe.kwg_sha256 or sha256_file(path) != recipe.kwg_sha256:
         return False
     rules = Ruleset.load(recipe.ruleset)
-    try:
-        info = LexiconInfo.read(path)
-    except LexiconError:
-        info = None
-    expected = (recipe.kwg_sha256, rules.name, "".join(rules.alphabet))
-    if info and (info.sha256, info.ruleset, info.alphabet) == expected:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LexiconWarning)
-                with closing(Lexicon.open(path, rules)) as lexicon:
-                    if info.words == len(lexicon):
-                        return False
-        except AnchorError:  # a damaged KWG: not the pinned one (verify says so)
-            return False
-    if sha256_file(path) != recipe.kwg_sha256:
-        return False
     try:
         sidecar_path(path).unlink(missing_ok=True)  # replaced: Lexicon.open must not read it
     except OSError as exc:

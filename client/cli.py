@@ -566,13 +566,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["worker"]:  # the worker's own program, in this process's place
         os.execv(sys.executable, [sys.executable, "-m", "anchor.worker", *argv[1:]])
     if argv == ["--version"]:  # before the parser, whose help loads the lexicon recipes
-        # (protocol.settings.package_version's lookup, without importing the protocol)
-        from importlib.metadata import PackageNotFoundError, version
+        from .version import VERSION
 
-        try:
-            print(f"anchor {version('anchor-scrabble')}")
-        except PackageNotFoundError:
-            print("anchor (not installed)")
+        print(f"anchor {VERSION}")
         return 0
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)

@@ -3,6 +3,7 @@ naming the fix, no traceback, no work lost and nothing left behind."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -36,6 +37,8 @@ def test_version():
     done = anchor("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"anchor {package_version()}"
     assert package_version()[0].isdigit()
+    # the installed metadata takes it from the same place (pyproject's dynamic version)
+    assert importlib.metadata.version("anchor-scrabble") == package_version()
     worker = anchor("worker", "--version")  # anchor-worker's own parser: it was refused
     assert worker.returncode == 0 and worker.stdout.strip() == f"anchor {package_version()}"
 

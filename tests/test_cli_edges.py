@@ -33,12 +33,13 @@ def one_line(done: subprocess.CompletedProcess, code: int, message: str) -> None
 
 def test_version():
     from anchor.client.arguments import package_version
+    from anchor.client.version import VERSION
 
     done = anchor("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"anchor {package_version()}"
     assert package_version()[0].isdigit()
-    # the installed metadata takes it from the same place (pyproject's dynamic version)
-    assert importlib.metadata.version("anchor-scrabble") == package_version()
+    # the installed metadata (package_version) takes it from where --version reads it
+    assert VERSION == package_version() == importlib.metadata.version("anchor-scrabble")
     worker = anchor("worker", "--version")  # anchor-worker's own parser: it was refused
     assert worker.returncode == 0 and worker.stdout.strip() == f"anchor {package_version()}"
 

@@ -1,8 +1,6 @@
 """Anchor engine: rulesets, boards, KWG lexica, scoring, validation and move generation."""
 
 from .board import ACROSS, DOWN, Board
-from .endgame import Endgame
-from .endgame import Table as EndgameTable
 from .errors import (
     AnchorError,
     InputError,
@@ -21,6 +19,18 @@ from .position import Position, parse_cgp
 from .rules import EndRules, Ruleset
 from .scoring import Score, TileScore, Validation, WordScore, score_play, validate_play
 from .solver import Solver
+
+# loaded when first asked for: a command that solves no endgame does not pay for the module
+_LAZY = {"Endgame": "Endgame", "EndgameTable": "Table"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from . import endgame
+
+        return getattr(endgame, _LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ACROSS",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .endgame import endgame_value
 from .leaves import Leaves
 from .moves import PASS, Move
 from .position import Position
@@ -101,6 +100,8 @@ def _empty_bag(solver: Solver, position: Position, options: AnalysisOptions, poi
     """By equity once the bag is empty: every play ranked by its score plus the going-out
     adjustment (endgame.endgame_value), reported as its equity; with `exchanges`, the pass
     (the only non-play left) after the plays worth as much as it."""
+    from .endgame import endgame_value  # the endgame module loads only once a bag is empty
+
     started = time.perf_counter()
     moves = solver.generate_moves(
         position.board, position.rack, mode=options.mode, budget=options.budget

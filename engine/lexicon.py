@@ -14,7 +14,6 @@ the generator would build from the KWG: every process mapping it shares one copy
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import sys
@@ -195,6 +194,8 @@ class Lexicon:
         """Write the KWG bytes, their sidecar (lexicon_info.py) and their bingo words
         (`NAME.kwg.anagrams`, for this lexicon's ruleset's rack size), each atomically: a
         reader never sees half a file. Returns what the sidecar says."""
+        import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
+
         path = Path(path)
         data = self.to_bytes()
         info = LexiconInfo(

@@ -12,7 +12,6 @@ from elsewhere has no sidecar and opens with whatever ruleset the caller names.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -93,6 +92,8 @@ class LexiconInfo:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
+    import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
+
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -13,7 +13,6 @@ alone, on its own table.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import threading
@@ -63,6 +62,8 @@ class Peers:
 
     def key(self, identity: bytes, cells: bytes, racks: tuple[bytes, bytes], passed: bool) -> int:
         """The slot key of an endgame: 64 bits of a keyed hash, never 0 or all ones."""
+        import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
+
         digest = hashlib.blake2b(key=self._secret, digest_size=8)
         for part in (identity, cells, *racks, b"\x01" if passed else b"\x00"):
             digest.update(len(part).to_bytes(4, "little"))
@@ -110,6 +111,8 @@ def identity(lexicon_buffer, rules) -> bytes:
     """What a table's values depend on besides the position: the lexicon's words and the
     rules a search plays by (the board, its premiums, tile values, rack size, bingo bonus,
     the end rules)."""
+    import hashlib
+
     digest = hashlib.blake2b(digest_size=16)
     digest.update(memoryview(lexicon_buffer).cast("B"))
     digest.update(repr((rules.alphabet, rules.generator_args(), rules.end)).encode())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from . import _movegen
-from . import endgame as _endgame
 from .board import Board
 from .errors import InputError, WorkLimitError
 from .leaves import Leaves
@@ -17,6 +17,9 @@ from .notation import Play, parse_play, parse_rack
 from .peers import Peer, identity
 from .rules import Ruleset
 from .scoring import Score, Validation, score_play, validate_play
+
+if TYPE_CHECKING:
+    from . import endgame as _endgame
 
 MODES = {"across": 1, "down": 2, "both": 3}
 MAX_LIMIT = 1 << 40  # a larger limit keeps every play all the same
@@ -223,23 +226,23 @@ class Solver:
         opponent_rack: str,
         plies: int | None = None,
         budget_s: float | None = None,
-        table_mb: float = _endgame.DEFAULT_TABLE_MB,
+        table_mb: float | None = None,
         scoreless_turns: int = 0,
         max_nodes: int | None = None,
         table: _endgame.Table | None = None,
         threads: int = 1,
         peer: Peer | None = None,
     ) -> _endgame.Endgame:
-        """The endgame with the bag empty, solved exactly: `rack` to move, the opponent
-        holding `opponent_rack`. plies: the deepest line searched (None: to the end of the
-        game). budget_s: seconds; past it, the best line of the deepest search completed,
-        with `exact` False. table_mb: the transposition table's memory. scoreless_turns:
-        scoreless turns already played in a row. max_nodes: like budget_s, in positions
-        searched (the same answer on every machine). table: an endgame Table kept across
-        solves (one game's turns): positions an earlier solve proved cost nothing again.
-        threads: searches at once on one table (a proven value and its line are the same
-        for any number). peer: search with other processes' solves of this endgame on one
-        table (engine/peers.py: workers forked from one process); the same answer."""
+        """The endgame with the bag empty, solved exactly: `rack` to move, the opponent holding
+        `opponent_rack`. plies: the deepest line searched (None: to the end of the game).
+        budget_s: seconds; past it, the best line of the deepest search completed, with `exact`
+        False. table_mb: the transposition table's memory (None: endgame.DEFAULT_TABLE_MB).
+        scoreless_turns: scoreless turns already played in a row. max_nodes: like budget_s, in
+        positions searched (the same answer on every machine). table: an endgame Table kept
+        across solves (one game's turns): positions an earlier solve proved cost nothing again.
+        threads: searches at once on one table (a proven value and its line are the same for any
+        number). peer: search with other processes' solves of this endgame on one table
+        (engine/peers.py: workers forked from one process); the same answer."""
         return self.solve_endgame_part(
             board, rack, opponent_rack, None, plies=plies, budget_s=budget_s, table_mb=table_mb,
             scoreless=scoreless_turns, max_nodes=max_nodes, table=table, threads=threads,
@@ -251,9 +254,13 @@ class Solver:
     ) -> _endgame.Part:
         """solve_endgame on the root's plays `split` names (a hard endgame spread over
         workers: engine/endgame.py, Split); `search`: solve_endgame's keywords."""
+        from . import endgame as _endgame  # loaded by the first endgame, not by every command
+
         self._check_board(board)
         tiles, _ = self._rack(rack)
         other, _ = self._rack(opponent_rack)
+        if search.get("table_mb", 0) is None:
+            search["table_mb"] = _endgame.DEFAULT_TABLE_MB
         if "scoreless_turns" in search:
             search["scoreless"] = search.pop("scoreless_turns")
         if search.get("peer") is not None:

@@ -10,7 +10,6 @@ loads neither the engine nor the C extension.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -603,6 +602,8 @@ def pool_key(request: SimulateRequest) -> str:
     """Where a pooled simulation's jobs meet in Redis: `anchor:pool:<pool>:<digest>`, the
     digest that of the whole request, so jobs asking for different simulations never
     share values whatever pool name they give (the stream; its claims: `...:claims`)."""
+    import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
+
     digest = hashlib.sha256(encode_request(request)).hexdigest()[:32]
     return f"anchor:pool:{request.pool}:{digest}"
 

@@ -53,6 +53,9 @@ enum { ANAGRAM_FILE_VERSION = 4, ANAGRAM_HEADER = 96 };
 enum { ANAGRAM_GADDAG_COVERS = 1, ANAGRAM_RUNS = 2, ANAGRAM_REACH = 4 };
 
 static const char OTHER_RULES[] = "written for another rack size";
+static const char OTHER_LEXICON[] = "built from another lexicon";
+/* a file that names this KWG (its digest) yet holds other words: a bit flipped, or written over */
+static const char DAMAGED[] = "damaged (it names this lexicon, but its words are not this lexicon's)";
 typedef struct {
     char magic[8];
     uint32_t version, alphabet, rack, max_side;
@@ -180,17 +183,17 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
         h.tiles != built->tiles_used || h.word_keys != word_key_words(built_words))
-        return "built from another lexicon";
+        return OTHER_LEXICON;
     *view = *built; /* the letter codes, counts and mask: equal by now */
     const uint8_t *at = buf + ANAGRAM_HEADER;
     const size_t filter = h.word_keys * sizeof *built_words->bits;
-    if (filter && memcmp(at, built_words->bits, filter) != 0) return "built from another lexicon";
+    if (filter && memcmp(at, built_words->bits, filter) != 0) return OTHER_LEXICON;
     view_words->bits = filter ? (uint64_t *)(void *)at : NULL;
     at += filter;
     const size_t short_of = short_of_words(h.short_bits) * sizeof *built->short_of;
     if (h.short_bits != (uint32_t)(built->short_of ? built->short_bits : 0) ||
         (short_of && memcmp(at, built->short_of, short_of) != 0))
-        return "built from another lexicon";
+        return OTHER_LEXICON;
     view->short_of = short_of ? (uint64_t *)(void *)at : NULL;
     view->short_borrowed = 1;
     at += short_of;
@@ -198,7 +201,7 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     do {                                                                \
         size_t bytes = (n) * sizeof *built->field;                      \
         if (bytes && memcmp(at, built->field, bytes) != 0)              \
-            return "built from another lexicon";                        \
+            return OTHER_LEXICON;                                       \
         view->field = (void *)at;                                       \
         at += bytes;                                                    \
     } while (0)
@@ -300,12 +303,18 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
  * Generator made from its own lexicon (alphabet letters, rack size rack), and `built_words`,
  * its word-key filter (`view_words` then points into the file too): ANAGRAMS_ADOPTED
  * then; ANAGRAMS_OTHER_RULES for a file written for another rack size (it serves other
- * rulesets: this one keeps its own set); else ANAGRAMS_REFUSED with `*why` what is wrong.
+ * rulesets: this one keeps its own set); else ANAGRAMS_REFUSED with `*why` what is wrong
+ * (a file whose header names the KWG of digest `kwg` and holds other words: damaged).
  * Equal contents are all the checking a lookup needs: every chain, index and probe
  * sequence is then the built set's own. */
-int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
+int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why) {
     *why = anagrams_differ(buf, len, alphabet, rack, built, built_words, view, view_words);
+    if (*why == OTHER_LEXICON) {
+        AnagramHeader h;
+        memcpy(&h, buf, ANAGRAM_HEADER); /* anagrams_differ read it: len holds a header */
+        if (h.kwg_digest == kwg) *why = DAMAGED;
+    }
     if (*why == OTHER_RULES) return ANAGRAMS_OTHER_RULES;
     return *why ? ANAGRAMS_REFUSED : ANAGRAMS_ADOPTED;
 }

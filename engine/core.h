@@ -645,7 +645,7 @@ void anagrams_file_write(const Anagrams *set, const WordKeys *words, const Lette
 int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
                    Anagrams *view, WordKeys *view_words, LetterTables *tables, int *gaddag);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
-int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, const Anagrams *built,
+int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);
 
 int build_runs(const uint32_t *nodes, uint32_t extent, int a, uint8_t **out);

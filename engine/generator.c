@@ -42,8 +42,8 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
     Anagrams mapped;
     WordKeys mapped_words;
     int got = anagrams_adopt(view.buf, (size_t)view.len, self->core.rules.alphabet,
-                             self->core.rules.rack_size, &self->core.anagrams, &self->core.words, &mapped,
-                             &mapped_words, &self->anagram_problem);
+                             self->core.rules.rack_size, self->kwg_digest, &self->core.anagrams,
+                             &self->core.words, &mapped, &mapped_words, &self->anagram_problem);
     if (got != ANAGRAMS_ADOPTED) {
         PyBuffer_Release(&view);
         if (got == ANAGRAMS_OTHER_RULES) self->anagram_problem = NULL;

@@ -128,9 +128,18 @@ def damaged(data: bytes) -> list[tuple[str, bytes, str]]:
         ("another format", b"ANCHKWG?" + data[8:], "not an Anchor bingo-word file"),
         ("another version", bytes(header), "a format this version"),
         ("absurd counts", bytes(counts), "not the length its header gives"),
-        ("one letter changed", bytes(flipped), "built from another lexicon"),
-        ("a bit of the word-key filter changed", bytes(filter_bit), "built from another lexicon"),
-        ("a bit of the short-of keys changed", bytes(short_bit), "built from another lexicon"),
+        # written for this KWG (its digest in the header), holding other words
+        ("one letter changed", bytes(flipped), "it names this lexicon, but its words are not"),
+        (
+            "a bit of the word-key filter changed",
+            bytes(filter_bit),
+            "it names this lexicon, but its words are not",
+        ),
+        (
+            "a bit of the short-of keys changed",
+            bytes(short_bit),
+            "it names this lexicon, but its words are not",
+        ),
         ("a short-of size out of range", bytes(bits_absurd), "filter's size is out of range"),
         ("another short-of size", bytes(bits_other), "or its header damaged"),
     ]
@@ -345,7 +354,9 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
             solver = Solver(Lexicon.open(path, english), english)
         assert not solver._generator.anagram_trusted, what
         assert solver._generator.anagram_source == "built", what
-        assert any("built from another lexicon" in str(w.message) for w in said), what
+        assert any(
+            "it names this lexicon, but its words are not" in str(w.message) for w in said
+        ), what
         assert plays(solver, BENCH[4]) == want, what
     # a reach table (it ends the file) capping a run at more letters than a board holds:
     # not trusted, so the tables are built; the set, equal to the built one, is shared

@@ -21,7 +21,7 @@ import platformdirs
 
 from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset, Solver
 from anchor.engine.lexicon import LexiconWarning, anagram_path
-from anchor.engine.lexicon_info import sha256_file, sidecar_path
+from anchor.engine.lexicon_info import sha256_file, short_alphabet, sidecar_path
 
 from .recipes import RECIPES, RecipeError, default_names
 
@@ -260,6 +260,14 @@ def verify(path: Path, pinned: str | None = None, bingo_words: bool = True) -> l
         )
     try:
         rules = Ruleset.load(info.ruleset)
+        if "".join(rules.alphabet) != info.alphabet:  # the sidecar disagrees with itself
+            return [
+                *problems,
+                f"{sidecar_path(path)}: names the {info.ruleset} ruleset, whose alphabet is "
+                f"{short_alphabet(''.join(rules.alphabet))}, but gives the alphabet "
+                f"{short_alphabet(info.alphabet)}: the sidecar was edited or damaged "
+                f"(`anchor lexicon install` writes a pinned lexicon's again)",
+            ]
         with warnings.catch_warnings():  # a bingo-word file set aside: bingo_word_problems says so
             warnings.simplefilter("ignore", LexiconWarning)
             lexicon = Lexicon.open(path, rules)

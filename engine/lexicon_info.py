@@ -84,9 +84,10 @@ class LexiconInfo:
     def check_alphabet(self, kwg: str | os.PathLike, ruleset: str, alphabet: str) -> None:
         """LexiconError unless the words were built for `alphabet`."""
         if alphabet != self.alphabet:
+            theirs, ours = short_alphabet(self.alphabet), short_alphabet(alphabet)
             raise LexiconError(
-                f"{os.fspath(kwg)} holds {self.ruleset} words (alphabet {_short(self.alphabet)}); "
-                f"it cannot be used with the {ruleset} ruleset (alphabet {_short(alphabet)}): "
+                f"{os.fspath(kwg)} holds {self.ruleset} words (alphabet {theirs}); "
+                f"it cannot be used with the {ruleset} ruleset (alphabet {ours}): "
                 f"use a lexicon built for {ruleset}, or --ruleset {self.ruleset}"
             )
 
@@ -101,7 +102,8 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _short(alphabet: str) -> str:
+def short_alphabet(alphabet: str) -> str:
+    """An alphabet as messages show it: whole when short, else its ends and its size."""
     return (
         alphabet
         if len(alphabet) <= 8

@@ -448,6 +448,10 @@ def test_install_writes_a_missing_or_damaged_sidecar_of_the_pinned_kwg(installed
     ]
     for damage in damages:
         damage()
+        if damage is damages[2]:  # verify names the contradiction, not the KWG's words
+            (problem,) = lexica.verify(installed)
+            assert problem.startswith(f"{sidecar}: names the russian ruleset"), problem
+            assert "but gives the alphabet ABC" in problem and "holds russian words" not in problem
         said: list[str] = []
         lexica.install(["twl06"], folder=installed.parent, say=said.append)
         assert said[:2] == [

@@ -216,6 +216,11 @@ def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:
     """What is wrong with the bingo-word file beside the lexicon's KWG (none: no file)."""
     target = anagram_path(lexicon.path) if lexicon.path is not None else None
     if lexicon.anagrams is None:
+        if target is not None and target.is_dir():  # index cannot write over a folder
+            return [
+                f"{target}: a folder where the bingo-word file belongs; remove it, then "
+                f"`anchor lexicon index {lexicon.path}` writes the file"
+            ]
         if target is not None and (target.exists() or target.is_symlink()):
             return [
                 f"{target}: not a bingo-word file this process can read (empty, a folder, "

@@ -477,6 +477,8 @@ def test_install_that_cannot_write_the_bingo_word_file_says_why(installed):
     anagram_path(installed).unlink()
     anagram_path(installed).mkdir()
     kwg = installed.read_bytes()
+    (problem,) = lexica.verify(installed)  # a hint that works: not `index` with the folder there
+    assert problem.startswith(f"{anagram_path(installed)}: a folder") and "remove it" in problem
     with pytest.raises(LexiconError, match="a folder is in the way"):
         lexica.install(["twl06"], folder=installed.parent, say=lambda _: None)
     assert installed.read_bytes() == kwg and anagram_path(installed).is_dir()

@@ -141,6 +141,36 @@ def test_lexicon_install_takes_dir_before_the_names(lexicon_dir):
     assert done.returncode == 0, done.stderr  # intact: nothing to do, and not "unrecognized"
 
 
+def test_lexicon_install_repairs_an_installed_lexicon_without_building_it(magpie_twl06, tmp_path):
+    """The command itself (its tests elsewhere call lexica.install): over twl06 installed
+    with its bingo-word file emptied (a crash while it was written) and its sidecar gone,
+    install writes those two again, keeps the KWG (the recipe's bytes) and fetches nothing;
+    verify then says ok."""
+    folder = tmp_path / "lexica"
+    folder.mkdir()
+    kwg = folder / "twl06.kwg"
+    magpie_twl06.save(kwg)
+    pinned = kwg.read_bytes()
+    (folder / "twl06.kwg.anagrams").write_bytes(b"")
+    (folder / "twl06.kwg.json").unlink()
+    cache = tmp_path / "cache"
+    command = ["lexicon", "install", "twl06", "--dir", str(folder)]
+    done = subprocess.run(
+        [sys.executable, "-m", "anchor.client.cli", *command],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={**os.environ, "ANCHOR_CACHE_DIR": str(cache)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [  # progress, on stderr
+        f"twl06: wrote its sidecar {kwg}.json (the KWG is the recipe's)",
+        f"twl06: already installed at {kwg}",
+        f"twl06: rewrote its bingo words to {kwg}.anagrams",
+    ]
+    assert kwg.read_bytes() == pinned and not cache.exists()  # nothing fetched or built
+    done = anchor("lexicon", "verify", str(kwg))
+    assert done.returncode == 0 and done.stdout.startswith(f"{kwg}: ok"), done.stdout
+
+
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
 def test_a_lexicon_path_that_is_not_a_file_says_what_it_is(tmp_path, kind):
     target = tmp_path / "x.kwg"

@@ -3,10 +3,9 @@ in-process otherwise (embedded mode), with the same requests and the same answer
 
 from __future__ import annotations
 
-import signal
+import os
 import sys
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -165,7 +164,7 @@ class AnalysisClient:
         """Enqueue a request (or raw protocol bytes, as another client would send)."""
         payload = request if isinstance(request, bytes) else p.encode_request(request)
         if self.embedded:
-            return Job(uuid.uuid4().hex, self._run_local(payload))
+            return Job(_new_job_id(), self._run_local(payload))
         try:
             job = self.queue.enqueue_call(**self._job_args(payload))
         except redis_errors().ResponseError as exc:
@@ -345,7 +344,7 @@ class AnalysisClient:
             "result_ttl": self.result_ttl,
             "failure_ttl": self.result_ttl,
             "retry": Retry(max=self.retries) if self.retries else None,
-            "job_id": uuid.uuid4().hex,
+            "job_id": _new_job_id(),
             "description": "anchor analyze",
         }
 
@@ -399,6 +398,12 @@ class AnalysisClient:
             return exc.to_result()
 
 
+def _new_job_id() -> str:
+    """A fresh job id: 128 random bits in hex, as unique as uuid4's (whose module would
+    load with every in-process command)."""
+    return os.urandom(16).hex()
+
+
 _FORKED: AnalysisClient | None = None  # in a forked child: the client it runs jobs for
 
 
@@ -408,6 +413,8 @@ def _adopt(client: AnalysisClient) -> None:
     the parent."""
     global _FORKED  # noqa: PLW0603 - one client per child process
     _FORKED = client
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 

@@ -40,17 +40,25 @@
  *                slots: uint64[slots],
  *                head: uint32[slots], next: uint32[words], start: uint32[words],
  *                length: uint8[words], tiles: uint8[tiles],
+ *                with ANAGRAM_SHORT_WORDS the shorter words (build_short_words: those of 2 to
+ *                rack size - 1 letters, what laid.c lays shorter plays from) as a second set:
+ *                zeros to the next multiple of 8, a 40-byte header (uint64 slots, keys, words,
+ *                tiles; uint32 short-of bits; uint32 0), then short of, slots, head, next,
+ *                start, length, tiles as above,
  *                runs: uint8[run_table_bytes] (ANAGRAM_RUNS), reach: uint8[reach_table_bytes]
  *                (ANAGRAM_REACH), their sizes the alphabet's (tables.c)
- * The arrays follow one another with no padding (each begins on a multiple of its size:
- * the header is 96 bytes and `slots` a power of two of at least 1024). Versions 1 to 3
- * are refused like any other format.
+ * The arrays follow one another with no padding but that one (each begins on a multiple of
+ * its size: the headers are 96 and 40 bytes and `slots` a power of two of at least 1024).
+ * Versions 1 to 3 are refused like any other format. A file without the shorter words
+ * (written before they were kept) is taken all the same: those are then built, 45 M
+ * instructions of every start on TWL06.
  */
 #include "core.h"
 
 #define ANAGRAM_MAGIC "ANCHBNGO"
 enum { ANAGRAM_FILE_VERSION = 4, ANAGRAM_HEADER = 96 };
-enum { ANAGRAM_GADDAG_COVERS = 1, ANAGRAM_RUNS = 2, ANAGRAM_REACH = 4 };
+enum { ANAGRAM_GADDAG_COVERS = 1, ANAGRAM_RUNS = 2, ANAGRAM_REACH = 4, ANAGRAM_SHORT_WORDS = 8 };
+enum { SHORT_HEADER = 40 };
 
 static const char OTHER_RULES[] = "written for another rack size";
 static const char OTHER_LEXICON[] = "built from another lexicon";
@@ -65,6 +73,13 @@ typedef struct {
     uint64_t reserved;
 } AnagramHeader;
 _Static_assert(sizeof(AnagramHeader) == ANAGRAM_HEADER, "the header is 96 bytes");
+
+/* The shorter words' header (ANAGRAM_SHORT_WORDS). */
+typedef struct {
+    uint64_t slots, keys, words, tiles;
+    uint32_t short_bits, reserved;
+} ShortHeader;
+_Static_assert(sizeof(ShortHeader) == SHORT_HEADER, "the shorter words' header is 40 bytes");
 
 /* A 64-bit digest of `n` bytes (not a cryptographic one: it tells a file written for this
  * KWG, intact, from any other; a stranger who can write the lexicon folder can write the
@@ -110,32 +125,73 @@ static size_t sized(size_t word_keys, uint32_t short_bits, size_t slots, size_t 
     return ANAGRAM_HEADER + (word_keys + short_of_words(short_bits)) * 8 + slots * 12 + words * 9 + tiles;
 }
 
+/* A set's arrays, from its short-of filter to its tiles. */
+static size_t set_bytes(uint32_t short_bits, size_t slots, size_t words, size_t tiles) {
+    return short_of_words(short_bits) * 8 + slots * 12 + words * 9 + tiles;
+}
+
+static size_t to_eight(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* The shorter words' section of the file `buf` (len bytes) whose main set ends at `end`:
+ * its header into *sh and the section's end, or 0 when the header is cut off or out of
+ * range (a later format's, or damaged). */
+static size_t short_section(const uint8_t *buf, size_t len, size_t end, ShortHeader *sh) {
+    const size_t at = to_eight(end);
+    if (at > len || len - at < SHORT_HEADER) return 0;
+    memcpy(sh, buf + at, SHORT_HEADER);
+    if (sh->slots > len || sh->words > len || sh->tiles > len || sh->keys > sh->slots || sh->slots < 1024 ||
+        (sh->slots & (sh->slots - 1)) || sh->words > UINT32_MAX - 1 || sh->reserved ||
+        sh->short_bits > SHORT_OF_BITS || (sh->short_bits && sh->short_bits < SHORT_OF_LEAST))
+        return 0;
+    return at + SHORT_HEADER + set_bytes(sh->short_bits, sh->slots, sh->words, sh->tiles);
+}
+
 /* The bytes of the letter-run tables that follow the tiles, by the header's flags. */
 static size_t tables_size(uint32_t flags, int alphabet) {
     return (flags & ANAGRAM_RUNS ? run_table_bytes(alphabet) : 0) +
            (flags & ANAGRAM_REACH ? reach_table_bytes(alphabet) : 0);
 }
 
-/* The file's size for `set`, `words` and `tables`; 0 when there is no set to write. */
-size_t anagrams_file_size(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
-                          int alphabet) {
-    const uint32_t flags = (tables->runs ? ANAGRAM_RUNS : 0) | (tables->reach ? ANAGRAM_REACH : 0);
-    return set->slots ? sized(word_key_words(words), set->short_of ? (uint32_t)set->short_bits : 0, set->mask + 1,
-                              set->words, set->tiles_used) +
-                            tables_size(flags, alphabet)
-                      : 0;
+/* The length the header `h` gives the file `buf` (len bytes), with the shorter words'
+ * header into *sh (slots 0: none); 0 when that header is cut off or out of range. */
+static size_t file_length(const AnagramHeader *h, const uint8_t *buf, size_t len, int alphabet, ShortHeader *sh) {
+    size_t end = sized(h->word_keys, h->short_bits, h->slots, h->words, h->tiles);
+    memset(sh, 0, sizeof *sh);
+    if (h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
+    return end + tables_size(h->flags, alphabet);
 }
 
-/* The file for `set`, `words` and `tables` into `out`, anagrams_file_size bytes (not 0), for
- * the KWG of digest `kwg` (its GADDAG covering its DAWG when `gaddag`). */
-void anagrams_file_write(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
-                         int alphabet, int rack, uint64_t kwg, int gaddag, uint8_t *out) {
+/* The shorter words' section for `short_set` (none without slots): its bytes, padding
+ * from `end` included. */
+static size_t short_size(const Anagrams *short_set, size_t end) {
+    if (!short_set->slots) return 0;
+    return to_eight(end) - end + SHORT_HEADER +
+           set_bytes(short_set->short_of ? (uint32_t)short_set->short_bits : 0, short_set->mask + 1,
+                     short_set->words, short_set->tiles_used);
+}
+
+/* The file's size for `set`, `short_set`, `words` and `tables`; 0 when there is no set to write. */
+size_t anagrams_file_size(const Anagrams *set, const Anagrams *short_set, const WordKeys *words,
+                          const LetterTables *tables, int alphabet) {
+    const uint32_t flags = (tables->runs ? ANAGRAM_RUNS : 0) | (tables->reach ? ANAGRAM_REACH : 0);
+    if (!set->slots) return 0;
+    const size_t end = sized(word_key_words(words), set->short_of ? (uint32_t)set->short_bits : 0, set->mask + 1,
+                             set->words, set->tiles_used);
+    return end + short_size(short_set, end) + tables_size(flags, alphabet);
+}
+
+/* The file for `set`, `short_set`, `words` and `tables` into `out`, anagrams_file_size
+ * bytes (not 0), for the KWG of digest `kwg` (its GADDAG covering its DAWG when `gaddag`). */
+void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const WordKeys *words,
+                         const LetterTables *tables, int alphabet, int rack, uint64_t kwg, int gaddag,
+                         uint8_t *out) {
     AnagramHeader h = {.version = ANAGRAM_FILE_VERSION, .alphabet = (uint32_t)alphabet,
                        .rack = (uint32_t)rack, .max_side = MAX_SIDE, .slots = set->mask + 1,
                        .keys = set->count, .words = set->words, .tiles = set->tiles_used,
                        .word_keys = word_key_words(words), .kwg_digest = kwg,
                        .short_bits = set->short_of ? (uint32_t)set->short_bits : 0,
                        .flags = (gaddag ? ANAGRAM_GADDAG_COVERS : 0) |
+                                (short_set->slots ? ANAGRAM_SHORT_WORDS : 0) |
                                 (tables->runs ? ANAGRAM_RUNS : 0) |
                                 (tables->reach ? ANAGRAM_REACH : 0)};
     memcpy(h.magic, ANAGRAM_MAGIC, 8);
@@ -153,6 +209,23 @@ void anagrams_file_write(const Anagrams *set, const WordKeys *words, const Lette
     PUT(set->start, h.words);
     PUT(set->length, h.words);
     PUT(set->tiles, h.tiles);
+    if (short_set->slots) {
+        const size_t pad = to_eight((size_t)(at - out)) - (size_t)(at - out);
+        memset(at, 0, pad);
+        at += pad;
+        ShortHeader sh = {.slots = short_set->mask + 1, .keys = short_set->count, .words = short_set->words,
+                          .tiles = short_set->tiles_used,
+                          .short_bits = short_set->short_of ? (uint32_t)short_set->short_bits : 0};
+        memcpy(at, &sh, SHORT_HEADER);
+        at += SHORT_HEADER;
+        PUT(short_set->short_of, short_of_words(sh.short_bits));
+        PUT(short_set->slots, sh.slots);
+        PUT(short_set->head, sh.slots);
+        PUT(short_set->next, sh.words);
+        PUT(short_set->start, sh.words);
+        PUT(short_set->length, sh.words);
+        PUT(short_set->tiles, sh.tiles);
+    }
     if (tables->runs) PUT(tables->runs, run_table_bytes(alphabet));
     if (tables->reach) PUT(tables->reach, reach_table_bytes(alphabet));
 #undef PUT
@@ -177,8 +250,9 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     if (h.rack != (uint32_t)rack) return OTHER_RULES;
     if (h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
         return "a damaged header (its short-of filter's size is out of range)";
+    ShortHeader sh;
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len ||
-        len != sized(h.word_keys, h.short_bits, h.slots, h.words, h.tiles) + tables_size(h.flags, alphabet))
+        len != file_length(&h, buf, len, alphabet, &sh))
         return "not the length its header gives (cut short, grown, or its header damaged?)";
     if (!built->slots) return "this lexicon is too large a graph for a bingo-word set";
     if (h.slots != built->mask + 1 || h.keys != built->count || h.words != built->words ||
@@ -240,61 +314,86 @@ static int anagrams_sound(const Anagrams *v, int alphabet) {
     return 1;
 }
 
-/* Point `view` and `view_words` into the file `buf` (len bytes) without building the set,
- * when it was written for the KWG of digest `kwg`, for this alphabet and rack size, and is
- * intact and sound: 1 then, with *gaddag what its header says of the GADDAG and `tables`
- * pointing at the letter-run tables it holds (NULL: none, build them); else 0 (build the
- * set and compare it, anagrams_adopt). The letter codes are the caller's. */
-int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
-                   Anagrams *view, WordKeys *view_words, LetterTables *tables, int *gaddag) {
+/* The most letters a word of a sound set has (0: none). */
+static int longest_word(const Anagrams *v) {
+    int most = 0;
+    for (size_t w = 0; w < v->words; w++)
+        if (v->length[w] > most) most = v->length[w];
+    return most;
+}
+
+/* Point `view` at a set's arrays in a file, from its short-of filter at `at` on (bits,
+ * slots, keys, words and tiles as its header gives them, checked): returns where they end. */
+static const uint8_t *point_set(Anagrams *view, const uint8_t *at, uint32_t short_bits, uint64_t slots,
+                                uint64_t keys, uint64_t words, uint64_t tiles) {
+    view->short_of = short_bits ? (uint64_t *)(void *)at : NULL;
+    view->short_bits = (int)short_bits;
+    view->short_borrowed = 1;
+    at += short_of_words(short_bits) * 8;
+    view->slots = (uint64_t *)(void *)at;
+    at += slots * 8;
+    view->head = (uint32_t *)(void *)at;
+    at += slots * 4;
+    view->next = (uint32_t *)(void *)at;
+    at += words * 4;
+    view->start = (uint32_t *)(void *)at;
+    at += words * 4;
+    view->length = (uint8_t *)(void *)at;
+    at += words;
+    view->tiles = (uint8_t *)(void *)at;
+    at += tiles;
+    view->mask = (size_t)slots - 1;
+    view->count = (size_t)keys;
+    view->words = view->word_cap = (size_t)words;
+    view->tiles_used = view->tile_cap = (size_t)tiles;
+    view->borrowed = 1;
+    view->filter = NULL;
+    return at;
+}
+
+/* Point `view`, `short_view` and `view_words` into the file `buf` (len bytes) without
+ * building the sets, when it was written for the KWG of digest `kwg`, for this alphabet
+ * and rack size, and is intact and sound: 1 then, with *gaddag what its header says of the
+ * GADDAG, `tables` pointing at the letter-run tables it holds (NULL: none, build them) and
+ * `short_view` at its shorter words (no slots: none, build them); else 0 (build the set and
+ * compare it, anagrams_adopt). The letter codes are the caller's. */
+int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, Anagrams *view,
+                   Anagrams *short_view, WordKeys *view_words, LetterTables *tables, int *gaddag) {
     AnagramHeader h;
+    ShortHeader sh;
+    short_view->slots = NULL;
     if (len < ANAGRAM_HEADER) return 0;
     memcpy(&h, buf, ANAGRAM_HEADER);
     if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0 || h.version != ANAGRAM_FILE_VERSION ||
         h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE || h.rack != (uint32_t)rack ||
         h.kwg_digest != kwg)
         return 0;
-    if (h.flags & ~(uint32_t)(ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH) || h.reserved ||
-        h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
+    if (h.flags & ~(uint32_t)(ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | ANAGRAM_SHORT_WORDS) ||
+        h.reserved || h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
         return 0; /* a later format's: not this version's to read */
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len || h.keys > h.slots ||
         h.slots < 1024 || (h.slots & (h.slots - 1)) || h.words > UINT32_MAX - 1 ||
         (h.word_keys && h.word_keys != (uint64_t)1 << (WORD_KEY_BITS - 6)) ||
-        len != sized(h.word_keys, h.short_bits, h.slots, h.words, h.tiles) + tables_size(h.flags, alphabet) ||
-        file_digest(buf, len) != h.file_digest)
+        len != file_length(&h, buf, len, alphabet, &sh) || file_digest(buf, len) != h.file_digest)
         return 0;
     const uint8_t *at = buf + ANAGRAM_HEADER;
     view_words->bits = h.word_keys ? (uint64_t *)(void *)at : NULL;
     at += h.word_keys * 8;
-    view->short_of = h.short_bits ? (uint64_t *)(void *)at : NULL;
-    view->short_bits = (int)h.short_bits;
-    view->short_borrowed = 1;
-    at += short_of_words(h.short_bits) * 8;
-    view->slots = (uint64_t *)(void *)at;
-    at += h.slots * 8;
-    view->head = (uint32_t *)(void *)at;
-    at += h.slots * 4;
-    view->next = (uint32_t *)(void *)at;
-    at += h.words * 4;
-    view->start = (uint32_t *)(void *)at;
-    at += h.words * 4;
-    view->length = (uint8_t *)(void *)at;
-    at += h.words;
-    view->tiles = (uint8_t *)(void *)at;
-    at += h.tiles;
+    at = point_set(view, at, h.short_bits, h.slots, h.keys, h.words, h.tiles);
+    if (h.flags & ANAGRAM_SHORT_WORDS) {
+        at = buf + to_eight((size_t)(at - buf)) + SHORT_HEADER;
+        at = point_set(short_view, at, sh.short_bits, sh.slots, sh.keys, sh.words, sh.tiles);
+    }
     tables->runs = h.flags & ANAGRAM_RUNS ? (uint8_t *)(void *)at : NULL;
     at += h.flags & ANAGRAM_RUNS ? run_table_bytes(alphabet) : 0;
     tables->reach = h.flags & ANAGRAM_REACH ? (uint8_t *)(void *)at : NULL;
     if (tables->reach)
         for (size_t i = 0; i < reach_table_bytes(alphabet); i++)
             if (tables->reach[i] > MAX_SIDE) return 0; /* a cap on letters a board can hold */
-    view->mask = (size_t)h.slots - 1;
-    view->count = (size_t)h.keys;
-    view->words = view->word_cap = (size_t)h.words;
-    view->tiles_used = view->tile_cap = (size_t)h.tiles;
-    view->borrowed = 1;
-    view->filter = NULL;
-    if (!anagrams_sound(view, alphabet)) return 0;
+    /* the shorter words hold fewer letters than a rack (laid.c takes a set by a span's length) */
+    if (!anagrams_sound(view, alphabet) ||
+        (short_view->slots && !(anagrams_sound(short_view, alphabet) && longest_word(short_view) < rack)))
+        return 0;
     *gaddag = (h.flags & ANAGRAM_GADDAG_COVERS) != 0;
     return 1;
 }

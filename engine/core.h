@@ -638,12 +638,13 @@ uint64_t digest64_from(uint64_t seed, const uint8_t *p, size_t n);
 typedef struct {
     const uint8_t *runs, *reach;
 } LetterTables;
-size_t anagrams_file_size(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
-                          int alphabet);
-void anagrams_file_write(const Anagrams *set, const WordKeys *words, const LetterTables *tables,
-                         int alphabet, int rack, uint64_t kwg, int gaddag, uint8_t *out);
-int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg,
-                   Anagrams *view, WordKeys *view_words, LetterTables *tables, int *gaddag);
+size_t anagrams_file_size(const Anagrams *set, const Anagrams *short_set, const WordKeys *words,
+                          const LetterTables *tables, int alphabet);
+void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const WordKeys *words,
+                         const LetterTables *tables, int alphabet, int rack, uint64_t kwg, int gaddag,
+                         uint8_t *out);
+int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, Anagrams *view,
+                   Anagrams *short_view, WordKeys *view_words, LetterTables *tables, int *gaddag);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);

@@ -65,14 +65,16 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
 static int trust_anagram_file(Generator *self, PyObject *file, int *covers) {
     Py_buffer view;
     if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
-    Anagrams mapped;
+    Anagrams mapped, mapped_short;
     memset(&mapped, 0, sizeof mapped);
+    memset(&mapped_short, 0, sizeof mapped_short);
     anagram_codes(&mapped, self->core.rules.alphabet);
+    anagram_codes(&mapped_short, self->core.rules.alphabet);
     WordKeys mapped_words;
     LetterTables tables;
     if (!anagrams_trust(view.buf, (size_t)view.len, self->core.rules.alphabet,
-                        self->core.rules.rack_size, self->kwg_digest, &mapped, &mapped_words,
-                        &tables, covers)) {
+                        self->core.rules.rack_size, self->kwg_digest, &mapped, &mapped_short,
+                        &mapped_words, &tables, covers)) {
         PyBuffer_Release(&view);
         return 0;
     }
@@ -82,6 +84,7 @@ static int trust_anagram_file(Generator *self, PyObject *file, int *covers) {
     self->runs_borrowed = tables.runs != NULL;
     self->reach_borrowed = tables.reach != NULL;
     self->core.anagrams = mapped;
+    if (mapped_short.slots) self->core.short_words = mapped_short; /* else built, as before they were kept */
     self->core.words = mapped_words;
     self->words_borrowed = mapped_words.bits != NULL;
     self->anagram_file = view;
@@ -196,8 +199,14 @@ static int Generator_init(Generator *self, PyObject *args, PyObject *kw) {
         PyErr_NoMemory();
         return -1;
     }
-    if (self->core.anagrams.slots && r->rack_size < LAY_DIGITS &&
-        build_short_words(self->core.nodes, self->core.extent, r->alphabet, r->rack_size - 1, &self->core.short_words) < 0) {
+    if (self->core.short_words.slots) { /* the trusted file's: only the key filter is this process's */
+        if (anagrams_filter(&self->core.short_words) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    } else if (self->core.anagrams.slots && r->rack_size < LAY_DIGITS &&
+               build_short_words(self->core.nodes, self->core.extent, r->alphabet, r->rack_size - 1,
+                                 &self->core.short_words) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -704,7 +713,7 @@ static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     (void)unused;
     const Core *c = &self->core;
     const LetterTables tables = {c->runs, c->reach};
-    const size_t size = anagrams_file_size(&c->anagrams, &c->words, &tables, c->rules.alphabet);
+    const size_t size = anagrams_file_size(&c->anagrams, &c->short_words, &c->words, &tables, c->rules.alphabet);
     if (!size) {
         PyErr_SetString(PyExc_ValueError,
                         "this lexicon has no bingo-word set to write (too large a graph)");
@@ -712,7 +721,7 @@ static PyObject *Generator_anagram_file(Generator *self, PyObject *unused) {
     }
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (out)
-        anagrams_file_write(&c->anagrams, &c->words, &tables, c->rules.alphabet,
+        anagrams_file_write(&c->anagrams, &c->short_words, &c->words, &tables, c->rules.alphabet,
                             c->rules.rack_size, self->kwg_digest, c->gaddag != 0,
                             (uint8_t *)PyBytes_AS_STRING(out));
     return out;
@@ -756,6 +765,13 @@ static PyObject *Generator_anagram_source(Generator *self, void *closure) {
                                                         : "none");
 }
 
+static PyObject *Generator_short_words_source(Generator *self, void *closure) {
+    (void)closure;
+    return PyUnicode_FromString(self->core.short_words.borrowed ? "file"
+                                : self->core.short_words.slots  ? "built"
+                                                                : "none");
+}
+
 static PyObject *Generator_anagram_trusted(Generator *self, void *closure) {
     (void)closure;
     return PyBool_FromLong(self->anagram_trusted);
@@ -780,6 +796,11 @@ static PyGetSetDef Generator_getset[] = {
      "Where the bingo words the bounds use come from: 'file' (a mapped file, shared by every "
      "process mapping it), 'built' (this Generator's own), 'none' (too large a graph: the "
      "same plays, found more slowly).",
+     NULL},
+    {"short_words_source", (getter)Generator_short_words_source, NULL,
+     "Where the shorter words laid.c lays plays from come from: 'file' (a trusted bingo-word "
+     "file's, mapped), 'built' (at start: 45 M instructions on TWL06), 'none' (no bingo "
+     "words, or a rack too long to lay: the plays are walked).",
      NULL},
     {"letter_runs", (getter)Generator_letter_runs, NULL,
      "Whether the search narrows squares beside tiles by the letter runs words hold (False "

@@ -54,12 +54,14 @@ def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path
     assert mapped._generator.anagram_source == "file"
     assert mapped._generator.anagram_trusted  # written for this KWG: taken, nothing built
     assert mapped._generator.letter_runs and mapped._generator.run_reach  # the file's tables
+    assert mapped._generator.short_words_source == "file"  # not built at every start
     flags = struct.unpack_from("=I", header, 80)[0]
-    assert flags & 6 == 6  # the letter runs and the reach follow the set
+    assert flags & 14 == 14  # the shorter words, the letter runs and the reach follow the set
     bare = tmp_path / "bare.kwg"
     shutil.copyfile(saved, bare)
     built = Solver(Lexicon.open(bare, english), english)
     assert built._generator.anagram_source == "built"
+    assert built._generator.short_words_source == "built"
     # the same bytes built in the process as in the file, the short-of keys among them
     assert built._generator.anagram_file() == anagram_path(saved).read_bytes()
     leaves = data_path("kwg", "TWL06.klv2")
@@ -70,6 +72,33 @@ def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path
             {"rank": "equity", "leaves": leaves, "limit": 1},
         ):
             assert plays(mapped, cgp, **kw) == plays(built, cgp, **kw)
+
+
+def without_shorter_words(data: bytes) -> bytes:
+    """The file as it was written before it held the shorter words (no flag 8, no
+    section), its digest made right."""
+    end = set_end(data)
+    at = (end + 7) & ~7
+    slots, _keys, words, tiles, bits = struct.unpack_from("=QQQQI", data, at)
+    size = 40 + ((1 << (bits - 6)) * 8 if bits else 0) + slots * 12 + words * 9 + tiles
+    old = bytearray(data[:end] + data[at + size :])
+    struct.pack_into("=I", old, 80, struct.unpack_from("=I", data, 80)[0] & ~8)
+    return with_digest(bytes(old))
+
+
+def test_a_file_without_the_shorter_words_is_still_taken(saved, twl06, english, tmp_path):
+    """Files written before the shorter words were kept: trusted as before, the shorter
+    words built at start, the same plays."""
+    path = tmp_path / "twl06.kwg"
+    shutil.copyfile(saved, path)
+    anagram_path(path).write_bytes(without_shorter_words(anagram_path(saved).read_bytes()))
+    solver = Solver(Lexicon.open(path, english), english)
+    assert solver._generator.anagram_trusted
+    assert solver._generator.short_words_source == "built"
+    leaves = data_path("kwg", "TWL06.klv2")
+    for cgp in BENCH:  # VS_ED and MANY_MOVES hold blanks: their plays are laid from words
+        kw = {"rank": "equity", "leaves": leaves, "limit": 1}
+        assert plays(solver, cgp, **kw) == plays(Solver(twl06, english), cgp, **kw)
 
 
 def test_a_bingo_word_file_of_another_lexicon_is_set_aside_with_what_to_do(
@@ -187,13 +216,15 @@ def test_fuzzed_bingo_word_files_are_used_exactly_or_set_aside(english, tmp_path
     # digests, the GADDAG's flag and the letter-run tables after the set may differ:
     # the set is then compared, the tables built); else set aside, the generator's own used
     end = set_end(good)
-    tables = len(bad) >= 84 and bad[80] & 6 == good[80] & 6  # which tables follow the set
+    shorter = (end + 7) & ~7  # the shorter words' header (flag 8), which sizes the file too
+    tables = len(bad) >= 84 and bad[80] & 14 == good[80] & 14  # what follows the set
     same_tables = (
         len(bad) == len(good)
         and bad[:64] == good[:64]
         and tables
         and bad[84:88] == good[84:88]  # the short-of filter's size
         and bad[96:end] == good[96:end]
+        and bad[shorter : shorter + 40] == good[shorter : shorter + 40]
     )
     assert solver._generator.anagram_trusted == (bytes(bad) == good)
     assert (solver._generator.anagram_source == "file") == same_tables
@@ -367,7 +398,22 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
     assert not solver._generator.anagram_trusted
     assert solver._generator.anagram_source == "file" and solver._generator.run_reach
     assert plays(solver, BENCH[4]) == want
-    for offset, fmt, value in ((80, "=I", 8), (84, "=I", 1), (88, "=Q", 1)):  # a later format's
+    # the shorter words unsound (a chain that loops, a word as long as a rack), the rest
+    # sound: not trusted; the set, equal to the built one, is shared, the shorter words built
+    at = (set_end(data) + 7) & ~7
+    slots, _keys, words, _tiles, bits = struct.unpack_from("=QQQQI", data, at)
+    at_next = at + 40 + ((1 << (bits - 6)) * 8 if bits else 0) + slots * 12
+    at_length = at_next + words * 8
+    for what, offset, value in (("loop", at_next + 4 * 5, 6), ("long", at_length + 3, 7)):
+        bad = bytearray(data)
+        struct.pack_into("=I" if what == "loop" else "=B", bad, offset, value)
+        anagram_path(path).write_bytes(with_digest(bytes(bad)))
+        solver = Solver(Lexicon.open(path, english), english)
+        assert not solver._generator.anagram_trusted, what
+        assert solver._generator.anagram_source == "file", what
+        assert solver._generator.short_words_source == "built", what
+        assert plays(solver, BENCH[4]) == want, what
+    for offset, fmt, value in ((80, "=I", 16), (84, "=I", 1), (88, "=Q", 1)):  # a later format's
         later = bytearray(data)
         struct.pack_into(fmt, later, offset, struct.unpack_from(fmt, data, offset)[0] | value)
         anagram_path(path).write_bytes(with_digest(bytes(later)))

@@ -79,6 +79,13 @@ class Solver:
             return "trusted" if self._generator.anagram_trusted else "compared"
         return source
 
+    @property
+    def shorter_words(self) -> str:
+        """Where the words shorter than a rack (laid from, by equity) come from: "file" (the
+        trusted bingo-word file's), "built" (in this process, at start: a file written
+        before it held them, or none) or "none"."""
+        return self._generator.short_words_source
+
     def leaves(self, path: str | os.PathLike) -> Leaves:
         """The leave values in a KLV2 file for this solver's rules, opened once."""
         key = os.fspath(path)

@@ -94,7 +94,10 @@ def test_a_file_without_the_shorter_words_is_still_taken(saved, twl06, english, 
     anagram_path(path).write_bytes(without_shorter_words(anagram_path(saved).read_bytes()))
     solver = Solver(Lexicon.open(path, english), english)
     assert solver._generator.anagram_trusted
-    assert solver._generator.short_words_source == "built"
+    assert solver.shorter_words == "built"
+    (problem,) = lexica.bingo_word_problems(Lexicon.open(path, english), english)  # verify's
+    assert "written before the file held the shorter words" in problem
+    assert f"anchor lexicon index {path}" in problem
     leaves = data_path("kwg", "TWL06.klv2")
     for cgp in BENCH:  # VS_ED and MANY_MOVES hold blanks: their plays are laid from words
         kw = {"rank": "equity", "leaves": leaves, "limit": 1}
@@ -550,3 +553,12 @@ def test_install_over_a_stale_bingo_word_file_writes_only_that_file(installed):
     said.clear()
     lexica.install(["twl06"], folder=path.parent, say=said.append)
     assert said == [f"twl06: already installed at {path}"]
+
+
+def test_install_over_a_file_without_the_shorter_words_writes_it_anew(installed):
+    fresh = anagram_path(installed).read_bytes()
+    anagram_path(installed).write_bytes(without_shorter_words(fresh))
+    said: list[str] = []
+    lexica.install(["twl06"], folder=installed.parent, say=said.append)
+    assert said[-1] == f"twl06: rewrote its bingo words to {anagram_path(installed)}"
+    assert anagram_path(installed).read_bytes() == fresh and lexica.verify(installed) == []

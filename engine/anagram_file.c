@@ -293,6 +293,24 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     return NULL;
 }
 
+/* Whether every byte of tiles[0 .. n-1] is a letter, 1 to `alphabet` (at most 127): eight
+ * at a time, by the bit tricks that tell whether a word holds a byte below or above a bound
+ * (exact, no carry crossing bytes for bounds up to 127), as a trusted file's 1.3 M tiles
+ * (TWL06) are read at every start. */
+static int letters_within(const uint8_t *tiles, size_t n, unsigned alphabet) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t bad = 0;
+    size_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        uint64_t x;
+        memcpy(&x, tiles + t, 8);
+        bad |= ((x - ones) & ~x) | ((x + ones * (127 - alphabet)) | x); /* a 0; one past alphabet */
+    }
+    bad &= highs;
+    for (; t < n; t++) bad |= tiles[t] < 1 || tiles[t] > alphabet;
+    return !bad;
+}
+
 /* Whether the tables of `view` (pointing into a file) are sound for a lookup: every chain
  * head and link an index in range, each link back to an earlier word (so a chain ends),
  * each word's letters inside the tiles and letters of the ruleset, and the slots in use
@@ -309,9 +327,7 @@ static int anagrams_sound(const Anagrams *v, int alphabet) {
             v->start[w] > v->tiles_used || v->length[w] > v->tiles_used - v->start[w])
             return 0;
     }
-    for (size_t t = 0; t < v->tiles_used; t++)
-        if (v->tiles[t] < 1 || v->tiles[t] > (unsigned)alphabet) return 0;
-    return 1;
+    return letters_within(v->tiles, v->tiles_used, (unsigned)alphabet);
 }
 
 /* The most letters a word of a sound set has (0: none). */

@@ -370,6 +370,11 @@ def unsound(data: bytes) -> list[tuple[str, bytes]]:
         ("a word past the tiles", put("=I", at_start + 4 * (words - 1), tiles)),
         ("a word too long for a board", put("=B", at_length, 200)),
         ("a letter not of the alphabet", put("=B", at_tiles, 60)),
+        # the tiles are checked eight at a time: a 0, one past Z, one above 127, the last
+        ("a blank among the letters", put("=B", at_tiles + 1001, 0)),
+        ("a letter one past Z", put("=B", at_tiles + 2003, 27)),
+        ("a byte above 127", put("=B", at_tiles + 77, 0xC1)),
+        ("the last letter past Z", put("=B", at_tiles + tiles - 1, 27)),
         ("a key count the slots do not hold", put("=Q", 32, keys + 1)),
     ]
 

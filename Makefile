@@ -12,7 +12,7 @@ INDEXES := $(LEXICA:=.anagrams)
 .PHONY: demo test test-fast bench instructions fuzz soak dictionaries lint clean redis-server chromium \
 	install-redis-server install-chromium bytecode
 
-$(STAMP): pyproject.toml setup.py $(wildcard engine/*.c) $(wildcard engine/*.h)
+$(STAMP): pyproject.toml setup.py client/version.py $(wildcard engine/*.c) $(wildcard engine/*.h)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,lint]'
 	@touch $(STAMP)

@@ -21,7 +21,7 @@ import platformdirs
 
 from anchor.engine import AnchorError, Lexicon, LexiconError, LexiconInfo, Ruleset, Solver
 from anchor.engine.lexicon import LexiconWarning, anagram_path
-from anchor.engine.lexicon_info import sha256_file, short_alphabet, sidecar_path
+from anchor.engine.lexicon_info import sha256_file, sidecar_path
 
 from .recipes import RECIPES, RecipeError, default_names
 
@@ -172,9 +172,17 @@ def install(
                 # missing (installed by an Anchor that did not write it), unreadable,
                 # stale or written for another KWG: only that file is written anew
                 stale = anagram_path(path).exists() and bingo_word_problems(lexicon, rules)
-                if (stale or not anagram_path(path).exists()) and lexicon.write_anagrams(path):
-                    done = "rewrote" if stale else "wrote"
-                    say(f"{name}: {done} its bingo words to {anagram_path(path)}")
+                if stale or not anagram_path(path).exists():
+                    try:
+                        written = lexicon.write_anagrams(path)
+                    except LexiconError as exc:
+                        if not stale or not all(OLDER_FILE in p for p in stale):
+                            raise
+                        say(f"{name}: {exc}; the older file still serves (starts build more)")
+                        written = None
+                    if written:
+                        done = "rewrote" if stale else "wrote"
+                        say(f"{name}: {done} its bingo words to {anagram_path(path)}")
         else:
             recipe.build(folder, cache_dir(), say)
         built.append(path)
@@ -212,6 +220,11 @@ def restore_sidecar(path: Path, recipe) -> bool:
     return True
 
 
+# a bingo-word file an older Anchor wrote: it serves, more slowly (install rewrites it when
+# it can, and goes on when it cannot)
+OLDER_FILE = "written before the file held the shorter words"
+
+
 def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:
     """What is wrong with the bingo-word file beside the lexicon's KWG (none: no file)."""
     target = anagram_path(lexicon.path) if lexicon.path is not None else None
@@ -233,11 +246,10 @@ def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:
     problems = [str(w.message) for w in said if issubclass(w.category, LexiconWarning)]
     if solver.bingo_words == "trusted" and solver.shorter_words == "built":
         problems.append(
-            f"{target}: written before the file held the shorter words, so each process "
-            f"builds them as it starts (5 ms for TWL06); `anchor lexicon index "
-            f"{lexicon.path}` writes it anew"
+            f"{target}: {OLDER_FILE}, so each process builds them as it starts (5 ms for "
+            f"TWL06); `anchor lexicon index {lexicon.path}` writes it anew"
         )
-    if solver.bingo_words == "compared":
+    if solver.bingo_words == "compared" and not problems:  # (a damaged one is warned of)
         problems.append(
             f"{target}: written for another KWG file of the same words (or its digests "
             "damaged), so each process builds the bingo words again to check it as it "
@@ -271,14 +283,6 @@ def verify(path: Path, pinned: str | None = None, bingo_words: bool = True) -> l
         )
     try:
         rules = Ruleset.load(info.ruleset)
-        if "".join(rules.alphabet) != info.alphabet:  # the sidecar disagrees with itself
-            return [
-                *problems,
-                f"{sidecar_path(path)}: names the {info.ruleset} ruleset, whose alphabet is "
-                f"{short_alphabet(''.join(rules.alphabet))}, but gives the alphabet "
-                f"{short_alphabet(info.alphabet)}: the sidecar was edited or damaged "
-                f"(`anchor lexicon install` writes a pinned lexicon's again)",
-            ]
         with warnings.catch_warnings():  # a bingo-word file set aside: bingo_word_problems says so
             warnings.simplefilter("ignore", LexiconWarning)
             lexicon = Lexicon.open(path, rules)

@@ -25,10 +25,11 @@ _LAZY = {"Endgame": "Endgame", "EndgameTable": "Table"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        from . import endgame
+    if name in _LAZY or name == "endgame":  # the module too, as when it loaded with the package
+        import importlib
 
-        return getattr(endgame, _LAZY[name])
+        endgame = importlib.import_module(f"{__name__}.endgame")  # sets the attribute
+        return endgame if name == "endgame" else getattr(endgame, _LAZY[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

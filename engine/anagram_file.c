@@ -21,7 +21,7 @@
  *
  * Layout, native byte order (a host of the other order reads a bad version and refuses):
  *   0   char[8]  "ANCHBNGO"
- *   8   uint32   version (ANAGRAM_FILE_VERSION)
+ *   8   uint32   version (ANAGRAM_FILE_VERSION; 4 is read too)
  *   12  uint32   alphabet: letters of the ruleset
  *   16  uint32   rack size: the shortest word held
  *   20  uint32   MAX_SIDE: the longest word held
@@ -49,14 +49,17 @@
  *                (ANAGRAM_REACH), their sizes the alphabet's (tables.c)
  * The arrays follow one another with no padding but that one (each begins on a multiple of
  * its size: the headers are 96 and 40 bytes and `slots` a power of two of at least 1024).
- * Versions 1 to 3 are refused like any other format. A file without the shorter words
- * (written before they were kept) is taken all the same: those are then built, 45 M
- * instructions of every start on TWL06.
+ * Version 5 added the shorter words (ANAGRAM_SHORT_WORDS); a version-4 file (written
+ * before, without them) is read all the same, its shorter words then built at start (45 M
+ * instructions on TWL06), and an Anchor of version 4 refuses a version-5 file by its
+ * version rather than calling it damaged. Versions 1 to 3 are refused like any other
+ * format.
  */
 #include "core.h"
 
 #define ANAGRAM_MAGIC "ANCHBNGO"
-enum { ANAGRAM_FILE_VERSION = 4, ANAGRAM_HEADER = 96 };
+enum { ANAGRAM_FILE_VERSION = 5, ANAGRAM_HEADER = 96 };
+enum { ANAGRAM_FILE_READ_SINCE = 4 }; /* version 4: no shorter words */
 enum { ANAGRAM_GADDAG_COVERS = 1, ANAGRAM_RUNS = 2, ANAGRAM_REACH = 4, ANAGRAM_SHORT_WORDS = 8 };
 enum { SHORT_HEADER = 40 };
 
@@ -157,7 +160,7 @@ static size_t tables_size(uint32_t flags, int alphabet) {
 static size_t file_length(const AnagramHeader *h, const uint8_t *buf, size_t len, int alphabet, ShortHeader *sh) {
     size_t end = sized(h->word_keys, h->short_bits, h->slots, h->words, h->tiles);
     memset(sh, 0, sizeof *sh);
-    if (h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
+    if (h->version >= 5 && h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
     return end + tables_size(h->flags, alphabet);
 }
 
@@ -243,7 +246,7 @@ static const char *anagrams_differ(const uint8_t *buf, size_t len, int alphabet,
     if (len < ANAGRAM_HEADER) return "shorter than its header";
     memcpy(&h, buf, ANAGRAM_HEADER);
     if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0) return "not an Anchor bingo-word file";
-    if (h.version != ANAGRAM_FILE_VERSION)
+    if (h.version < ANAGRAM_FILE_READ_SINCE || h.version > ANAGRAM_FILE_VERSION)
         return "a format this version of Anchor does not read (or another byte order)";
     if (h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE)
         return "built for another alphabet";
@@ -380,12 +383,13 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
     short_view->slots = NULL;
     if (len < ANAGRAM_HEADER) return 0;
     memcpy(&h, buf, ANAGRAM_HEADER);
-    if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0 || h.version != ANAGRAM_FILE_VERSION ||
+    if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0 || h.version < ANAGRAM_FILE_READ_SINCE ||
+        h.version > ANAGRAM_FILE_VERSION ||
         h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE || h.rack != (uint32_t)rack ||
         h.kwg_digest != kwg)
         return 0;
-    if (h.flags & ~(uint32_t)(ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | ANAGRAM_SHORT_WORDS) ||
-        h.reserved || h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
+    const uint32_t known = ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | (h.version >= 5 ? ANAGRAM_SHORT_WORDS : 0);
+    if (h.flags & ~known || h.reserved || h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
         return 0; /* a later format's: not this version's to read */
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len || h.keys > h.slots ||
         h.slots < 1024 || (h.slots & (h.slots - 1)) || h.words > UINT32_MAX - 1 ||
@@ -412,6 +416,18 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
         return 0;
     *gaddag = (h.flags & ANAGRAM_GADDAG_COVERS) != 0;
     return 1;
+}
+
+/* Whether the file `buf` (len bytes) says it was written for the KWG of digest `kwg` in a
+ * format this Anchor reads (its header's magic, version, flags and digest), whatever else
+ * holds: one that says so and is not trusted is damaged. */
+int anagrams_file_names(const uint8_t *buf, size_t len, uint64_t kwg) {
+    AnagramHeader h;
+    if (len < ANAGRAM_HEADER) return 0;
+    memcpy(&h, buf, ANAGRAM_HEADER);
+    const uint32_t known = ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | (h.version >= 5 ? ANAGRAM_SHORT_WORDS : 0);
+    return memcmp(h.magic, ANAGRAM_MAGIC, 8) == 0 && h.version >= ANAGRAM_FILE_READ_SINCE &&
+           h.version <= ANAGRAM_FILE_VERSION && !(h.flags & ~known) && !h.reserved && h.kwg_digest == kwg;
 }
 
 /* Point `view` into the file `buf` (len bytes) when it holds exactly `built`, the set this

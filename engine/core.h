@@ -645,6 +645,7 @@ void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const W
                          uint8_t *out);
 int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, Anagrams *view,
                    Anagrams *short_view, WordKeys *view_words, LetterTables *tables, int *gaddag);
+int anagrams_file_names(const uint8_t *buf, size_t len, uint64_t kwg);
 enum { ANAGRAMS_ADOPTED, ANAGRAMS_OTHER_RULES, ANAGRAMS_REFUSED };
 int anagrams_adopt(const uint8_t *buf, size_t len, int alphabet, int rack, uint64_t kwg, const Anagrams *built,
                    const WordKeys *built_words, Anagrams *view, WordKeys *view_words, const char **why);

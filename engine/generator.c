@@ -65,6 +65,7 @@ static int adopt_anagram_file(Generator *self, PyObject *file) {
 static int trust_anagram_file(Generator *self, PyObject *file, int *covers) {
     Py_buffer view;
     if (PyObject_GetBuffer(file, &view, PyBUF_SIMPLE) < 0) return -1;
+    self->anagram_names_kwg = anagrams_file_names(view.buf, (size_t)view.len, self->kwg_digest);
     Anagrams mapped, mapped_short;
     memset(&mapped, 0, sizeof mapped);
     memset(&mapped_short, 0, sizeof mapped_short);
@@ -772,6 +773,11 @@ static PyObject *Generator_short_words_source(Generator *self, void *closure) {
                                                                 : "none");
 }
 
+static PyObject *Generator_anagram_names_kwg(Generator *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->anagram_names_kwg);
+}
+
 static PyObject *Generator_anagram_trusted(Generator *self, void *closure) {
     (void)closure;
     return PyBool_FromLong(self->anagram_trusted);
@@ -796,6 +802,10 @@ static PyGetSetDef Generator_getset[] = {
      "Where the bingo words the bounds use come from: 'file' (a mapped file, shared by every "
      "process mapping it), 'built' (this Generator's own), 'none' (too large a graph: the "
      "same plays, found more slowly).",
+     NULL},
+    {"anagram_names_kwg", (getter)Generator_anagram_names_kwg, NULL,
+     "Whether the bingo-word file's header names this KWG (by its digest): one that does "
+     "and is not trusted is damaged, not another lexicon's.",
      NULL},
     {"short_words_source", (getter)Generator_short_words_source, NULL,
      "Where the shorter words laid.c lays plays from come from: 'file' (a trusted bingo-word "

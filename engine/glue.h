@@ -28,6 +28,7 @@ typedef struct {
     const char *anagram_problem; /* why the file given was not used; NULL: it was, or none */
     uint64_t kwg_digest; /* digest64 of the KWG's bytes: what an anagram file is written for */
     int anagram_trusted; /* the file's set taken by its digests, none built (anagrams_trust) */
+    int anagram_names_kwg; /* the file's header names this KWG (anagrams_file_names) */
     int runs_borrowed, reach_borrowed; /* core.runs, core.reach lie in the anagram file */
     /* generate's last board, and the two searches (one a pass) it runs in when no other
      * thread's call holds them: once the same board comes again (one position asked about

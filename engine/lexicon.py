@@ -176,10 +176,14 @@ class Lexicon:
                 mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (LexiconError, OSError, ValueError) as exc:  # ValueError: an empty file
             why = getattr(exc, "strerror", None) or str(exc)
+            fix = (
+                f"remove that folder, then `anchor lexicon index {self.path}` writes the file"
+                if path.is_dir()  # index cannot write over a folder
+                else f"`anchor lexicon index {self.path}` writes it anew, or delete it"
+            )
             warnings.warn(
                 f"{path}: cannot be mapped ({why}), so it is not used (each process builds "
-                f"its own: more memory); `anchor lexicon index {self.path}` writes it anew, or "
-                "delete it",
+                f"its own: more memory); {fix}",
                 LexiconWarning,
                 stacklevel=3,
             )

@@ -83,6 +83,13 @@ class LexiconInfo:
 
     def check_alphabet(self, kwg: str | os.PathLike, ruleset: str, alphabet: str) -> None:
         """LexiconError unless the words were built for `alphabet`."""
+        if alphabet != self.alphabet and ruleset == self.ruleset:
+            raise LexiconError(
+                f"{sidecar_path(kwg)}: names the {ruleset} ruleset, whose alphabet is "
+                f"{short_alphabet(alphabet)}, but gives the alphabet "
+                f"{short_alphabet(self.alphabet)}: the sidecar was edited or damaged "
+                "(`anchor lexicon install` writes a pinned lexicon's again)"
+            )
         if alphabet != self.alphabet:
             theirs, ours = short_alphabet(self.alphabet), short_alphabet(alphabet)
             raise LexiconError(

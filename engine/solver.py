@@ -68,6 +68,14 @@ class Solver:
                 LexiconWarning,
                 stacklevel=2,
             )
+        elif self.bingo_words == "compared" and self._generator.anagram_names_kwg:
+            warnings.warn(  # its set is this lexicon's, so it is shared: the rest is not
+                f"{lexicon.anagram_path}: damaged (it names this lexicon, but its digest or "
+                "its tables do not hold), so each process builds the bingo words again to "
+                f"check it as it starts; `anchor lexicon index {lexicon.path}` writes it anew",
+                LexiconWarning,
+                stacklevel=2,
+            )
 
     @property
     def bingo_words(self) -> str:

@@ -47,7 +47,7 @@ def plays(solver: Solver, cgp: str, **kw) -> list[tuple[str, int]]:
 def test_save_writes_the_bingo_words_and_open_maps_them(saved, english, tmp_path):
     assert anagram_path(saved).stat().st_size > 1 << 20
     header = anagram_path(saved).read_bytes()[:96]
-    assert struct.unpack_from("=I", header, 8)[0] == 4  # the format with the short-of keys
+    assert struct.unpack_from("=I", header, 8)[0] == 5  # the format with the shorter words
     assert struct.unpack_from("=Q", header, 56)[0] == 1 << 15  # its 2^21 bits, as 64-bit words
     assert 20 <= struct.unpack_from("=I", header, 84)[0] <= 26  # the short-of keys' bits (log2)
     mapped = Solver(Lexicon.open(saved, english), english)
@@ -82,6 +82,7 @@ def without_shorter_words(data: bytes) -> bytes:
     slots, _keys, words, tiles, bits = struct.unpack_from("=QQQQI", data, at)
     size = 40 + ((1 << (bits - 6)) * 8 if bits else 0) + slots * 12 + words * 9 + tiles
     old = bytearray(data[:end] + data[at + size :])
+    struct.pack_into("=I", old, 8, 4)  # its version
     struct.pack_into("=I", old, 80, struct.unpack_from("=I", data, 80)[0] & ~8)
     return with_digest(bytes(old))
 
@@ -402,7 +403,8 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
     capped = bytearray(data)
     capped[-1] = 200
     anagram_path(path).write_bytes(with_digest(bytes(capped)))
-    solver = Solver(Lexicon.open(path, english), english)
+    with pytest.warns(LexiconWarning, match="damaged .it names this lexicon, but its digest"):
+        solver = Solver(Lexicon.open(path, english), english)  # each start is told
     assert not solver._generator.anagram_trusted
     assert solver._generator.anagram_source == "file" and solver._generator.run_reach
     assert plays(solver, BENCH[4]) == want
@@ -416,16 +418,20 @@ def test_a_file_with_right_digests_but_unsound_tables_is_compared_not_trusted(
         bad = bytearray(data)
         struct.pack_into("=I" if what == "loop" else "=B", bad, offset, value)
         anagram_path(path).write_bytes(with_digest(bytes(bad)))
-        solver = Solver(Lexicon.open(path, english), english)
+        with pytest.warns(LexiconWarning, match="damaged .it names this lexicon, but its digest"):
+            solver = Solver(Lexicon.open(path, english), english)
         assert not solver._generator.anagram_trusted, what
         assert solver._generator.anagram_source == "file", what
         assert solver._generator.short_words_source == "built", what
         assert plays(solver, BENCH[4]) == want, what
-    for offset, fmt, value in ((80, "=I", 16), (84, "=I", 1), (88, "=Q", 1)):  # a later format's
-        later = bytearray(data)
+    for offset, fmt, value in ((80, "=I", 16), (84, "=I", 1), (88, "=Q", 1), (8, "=I", 2)):
+        later = bytearray(data)  # a later format's (flags, sizes, a field now 0, version 7)
         struct.pack_into(fmt, later, offset, struct.unpack_from(fmt, data, offset)[0] | value)
         anagram_path(path).write_bytes(with_digest(bytes(later)))
-        solver = Solver(Lexicon.open(path, english), english)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", LexiconWarning)
+            solver = Solver(Lexicon.open(path, english), english)
+        assert not any("damaged (it names" in str(w.message) for w in said), offset
         assert not solver._generator.anagram_trusted, offset  # not this version's to read
         assert plays(solver, BENCH[4]) == want
 
@@ -502,10 +508,12 @@ def test_install_writes_a_missing_or_damaged_sidecar_of_the_pinned_kwg(installed
     ]
     for damage in damages:
         damage()
-        if damage is damages[2]:  # verify names the contradiction, not the KWG's words
+        if damage is damages[2]:  # verify and open name the contradiction, not the KWG's words
             (problem,) = lexica.verify(installed)
             assert problem.startswith(f"{sidecar}: names the russian ruleset"), problem
             assert "but gives the alphabet ABC" in problem and "holds russian words" not in problem
+            with pytest.raises(LexiconError, match="names the russian ruleset, whose alphabet"):
+                Lexicon.open(installed, Ruleset.load("russian"))
         said: list[str] = []
         lexica.install(["twl06"], folder=installed.parent, say=said.append)
         assert said[:2] == [
@@ -560,10 +568,23 @@ def test_install_over_a_stale_bingo_word_file_writes_only_that_file(installed):
     assert said == [f"twl06: already installed at {path}"]
 
 
-def test_install_over_a_file_without_the_shorter_words_writes_it_anew(installed):
+def test_install_over_a_file_without_the_shorter_words_writes_it_anew(installed, monkeypatch):
     fresh = anagram_path(installed).read_bytes()
-    anagram_path(installed).write_bytes(without_shorter_words(fresh))
+    older = without_shorter_words(fresh)
+    anagram_path(installed).write_bytes(older)
     said: list[str] = []
     lexica.install(["twl06"], folder=installed.parent, say=said.append)
     assert said[-1] == f"twl06: rewrote its bingo words to {anagram_path(installed)}"
     assert anagram_path(installed).read_bytes() == fresh and lexica.verify(installed) == []
+    # where it cannot be written (a read-only folder), the older file still serves: said,
+    # not an error (it is only slower)
+    anagram_path(installed).write_bytes(older)
+
+    def refuse(self, kwg):
+        raise LexiconError(f"cannot write {anagram_path(kwg)}: Read-only file system")
+
+    monkeypatch.setattr(Lexicon, "write_anagrams", refuse)
+    said.clear()
+    lexica.install(["twl06"], folder=installed.parent, say=said.append)
+    assert said[-1].startswith("twl06: cannot write") and "the older file still serves" in said[-1]
+    assert anagram_path(installed).read_bytes() == older

@@ -183,6 +183,20 @@ size_t anagrams_file_size(const Anagrams *set, const Anagrams *short_set, const 
     return end + short_size(short_set, end) + tables_size(flags, alphabet);
 }
 
+/* A set's arrays written at `at`, from its short-of filter to its tiles (point_set reads
+ * them back): returns where they end. */
+static uint8_t *put_set(uint8_t *at, const Anagrams *set) {
+    const size_t slots = set->mask + 1, words = set->words;
+    const size_t sizes[] = {set->short_of ? short_of_words((uint32_t)set->short_bits) * 8 : 0,
+                            slots * 8, slots * 4, words * 4, words * 4, words, set->tiles_used};
+    const void *arrays[] = {set->short_of, set->slots, set->head, set->next, set->start, set->length, set->tiles};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (sizes[i]) memcpy(at, arrays[i], sizes[i]);
+        at += sizes[i];
+    }
+    return at;
+}
+
 /* The file for `set`, `short_set`, `words` and `tables` into `out`, anagrams_file_size
  * bytes (not 0), for the KWG of digest `kwg` (its GADDAG covering its DAWG when `gaddag`). */
 void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const WordKeys *words,
@@ -205,13 +219,7 @@ void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const W
         at += (n) * sizeof *(p);                    \
     } while (0)
     PUT(words->bits, h.word_keys);
-    PUT(set->short_of, short_of_words(h.short_bits));
-    PUT(set->slots, h.slots);
-    PUT(set->head, h.slots);
-    PUT(set->next, h.words);
-    PUT(set->start, h.words);
-    PUT(set->length, h.words);
-    PUT(set->tiles, h.tiles);
+    at = put_set(at, set);
     if (short_set->slots) {
         const size_t pad = to_eight((size_t)(at - out)) - (size_t)(at - out);
         memset(at, 0, pad);
@@ -220,14 +228,7 @@ void anagrams_file_write(const Anagrams *set, const Anagrams *short_set, const W
                           .tiles = short_set->tiles_used,
                           .short_bits = short_set->short_of ? (uint32_t)short_set->short_bits : 0};
         memcpy(at, &sh, SHORT_HEADER);
-        at += SHORT_HEADER;
-        PUT(short_set->short_of, short_of_words(sh.short_bits));
-        PUT(short_set->slots, sh.slots);
-        PUT(short_set->head, sh.slots);
-        PUT(short_set->next, sh.words);
-        PUT(short_set->start, sh.words);
-        PUT(short_set->length, sh.words);
-        PUT(short_set->tiles, sh.tiles);
+        at = put_set(at + SHORT_HEADER, short_set);
     }
     if (tables->runs) PUT(tables->runs, run_table_bytes(alphabet));
     if (tables->reach) PUT(tables->reach, reach_table_bytes(alphabet));

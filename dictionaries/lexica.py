@@ -249,6 +249,12 @@ def bingo_word_problems(lexicon: Lexicon, rules: Ruleset) -> list[str]:
             f"{target}: {OLDER_FILE}, so each process builds them as it starts (5 ms for "
             f"TWL06); `anchor lexicon index {lexicon.path}` writes it anew"
         )
+    if solver.bingo_words == "built" and not problems:  # set aside without a word: the
+        problems.append(  # file of a ruleset with another rack size (it serves that one)
+            f"{target}: written for another rack size (another ruleset's), so every "
+            f"{rules.name} process builds its own bingo words as it starts (0.2 s for TWL06); "
+            f"`anchor lexicon index {lexicon.path}` writes one for {rules.name}"
+        )
     if solver.bingo_words == "compared" and not problems:  # (a damaged one is warned of)
         problems.append(
             f"{target}: written for another KWG file of the same words (or its digests "

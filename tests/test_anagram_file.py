@@ -243,6 +243,10 @@ def test_a_file_for_another_rack_size_is_left_to_the_rulesets_it_serves(english,
     solver = Solver(Lexicon.open(path, english), eight)
     assert solver._generator.anagram_source == "built"
     assert Solver(Lexicon.open(path, english), english)._generator.anagram_source == "file"
+    assert lexica.bingo_word_problems(Lexicon.open(path, english), english) == []
+    # the other way round: the lexicon's own ruleset is told its starts build the set
+    (problem,) = lexica.bingo_word_problems(Lexicon.open(path, english), eight)
+    assert "written for another rack size" in problem and "process builds its own" in problem
 
 
 def test_a_worker_maps_a_snapshot_of_the_file_beside_its_lexicon(

@@ -19,17 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from anchor.engine import AnchorError, Lexicon, LexiconInfo, Ruleset
-from anchor.engine.lexicon_info import sha256_file
+from anchor.engine.lexicon_info import sha256_file, sha256_hex
 
 Say = Callable[[str], None]
-
-
-def sha256(data: bytes) -> str:
-    """The hex SHA-256 of `data`; hashlib loads here, where a lexicon is built, not with
-    every command's parser (OpenSSL's load is a tenth of a CLI start)."""
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
 
 
 def _quiet(_message: str) -> None:
@@ -103,7 +95,7 @@ class Recipe:
             lexicon = Lexicon.build(words, Ruleset.load(self.ruleset), strict=True, gaddag=True)
         if len(lexicon) != self.expected_words:
             raise RecipeError(f"{self.name}: {len(lexicon)} words, expected {self.expected_words}")
-        digest = sha256(lexicon.to_bytes())
+        digest = sha256_hex(lexicon.to_bytes())
         if digest != self.kwg_sha256:
             raise RecipeError(
                 f"{self.name}: the built lexicon's sha256 {digest} is not the pinned "
@@ -130,7 +122,7 @@ class ArchiveMember(Recipe):
 
         with tarfile.open(self.download.fetch(cache, say)) as tar:
             data = tar.extractfile(self.member).read()
-        digest = sha256(data)
+        digest = sha256_hex(data)
         if digest != self.member_sha256:
             raise RecipeError(
                 f"{self.member}: sha256 {digest} is not the pinned {self.member_sha256}"
@@ -160,7 +152,7 @@ class RussianNouns(Recipe):
             return cached.read_text(encoding="utf-8").split()
         words = self.scan(cache, say)
         data = "".join(w + "\n" for w in words).encode("utf-8")
-        digest = sha256(data)
+        digest = sha256_hex(data)
         if digest != self.list_sha256:
             raise RecipeError(
                 f"Russian noun list: sha256 {digest} is not the pinned {self.list_sha256}"

@@ -84,6 +84,15 @@ typedef struct {
 } ShortHeader;
 _Static_assert(sizeof(ShortHeader) == SHORT_HEADER, "the shorter words' header is 40 bytes");
 
+/* Whether a header's version is one this Anchor reads, with its flags (the shorter words
+ * from version 5 on) and a reserved field of 0: else a later format's, not ours to read. */
+static int readable(const AnagramHeader *h) {
+    const uint32_t known = ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH |
+                           (h->version >= 5 ? ANAGRAM_SHORT_WORDS : 0);
+    return h->version >= ANAGRAM_FILE_READ_SINCE && h->version <= ANAGRAM_FILE_VERSION &&
+           !(h->flags & ~known) && !h->reserved;
+}
+
 /* A 64-bit digest of `n` bytes (not a cryptographic one: it tells a file written for this
  * KWG, intact, from any other; a stranger who can write the lexicon folder can write the
  * KWG too). Eight bytes a step, ~1 ms for TWL06's KWG. */
@@ -160,7 +169,7 @@ static size_t tables_size(uint32_t flags, int alphabet) {
 static size_t file_length(const AnagramHeader *h, const uint8_t *buf, size_t len, int alphabet, ShortHeader *sh) {
     size_t end = sized(h->word_keys, h->short_bits, h->slots, h->words, h->tiles);
     memset(sh, 0, sizeof *sh);
-    if (h->version >= 5 && h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
+    if (readable(h) && h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
     return end + tables_size(h->flags, alphabet);
 }
 
@@ -384,14 +393,10 @@ int anagrams_trust(const uint8_t *buf, size_t len, int alphabet, int rack, uint6
     short_view->slots = NULL;
     if (len < ANAGRAM_HEADER) return 0;
     memcpy(&h, buf, ANAGRAM_HEADER);
-    if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0 || h.version < ANAGRAM_FILE_READ_SINCE ||
-        h.version > ANAGRAM_FILE_VERSION ||
-        h.alphabet != (uint32_t)alphabet || h.max_side != MAX_SIDE || h.rack != (uint32_t)rack ||
-        h.kwg_digest != kwg)
+    if (memcmp(h.magic, ANAGRAM_MAGIC, 8) != 0 || !readable(&h) || h.alphabet != (uint32_t)alphabet ||
+        h.max_side != MAX_SIDE || h.rack != (uint32_t)rack || h.kwg_digest != kwg ||
+        h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
         return 0;
-    const uint32_t known = ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | (h.version >= 5 ? ANAGRAM_SHORT_WORDS : 0);
-    if (h.flags & ~known || h.reserved || h.short_bits > SHORT_OF_BITS || (h.short_bits && h.short_bits < SHORT_OF_LEAST))
-        return 0; /* a later format's: not this version's to read */
     if (h.slots > len || h.words > len || h.tiles > len || h.word_keys > len || h.keys > h.slots ||
         h.slots < 1024 || (h.slots & (h.slots - 1)) || h.words > UINT32_MAX - 1 ||
         (h.word_keys && h.word_keys != (uint64_t)1 << (WORD_KEY_BITS - 6)) ||
@@ -426,9 +431,7 @@ int anagrams_file_names(const uint8_t *buf, size_t len, uint64_t kwg) {
     AnagramHeader h;
     if (len < ANAGRAM_HEADER) return 0;
     memcpy(&h, buf, ANAGRAM_HEADER);
-    const uint32_t known = ANAGRAM_GADDAG_COVERS | ANAGRAM_RUNS | ANAGRAM_REACH | (h.version >= 5 ? ANAGRAM_SHORT_WORDS : 0);
-    return memcmp(h.magic, ANAGRAM_MAGIC, 8) == 0 && h.version >= ANAGRAM_FILE_READ_SINCE &&
-           h.version <= ANAGRAM_FILE_VERSION && !(h.flags & ~known) && !h.reserved && h.kwg_digest == kwg;
+    return memcmp(h.magic, ANAGRAM_MAGIC, 8) == 0 && readable(&h) && h.kwg_digest == kwg;
 }
 
 /* Point `view` into the file `buf` (len bytes) when it holds exactly `built`, the set this

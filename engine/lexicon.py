@@ -25,7 +25,7 @@ from pathlib import Path
 from . import _movegen
 from .errors import LexiconError
 from .files import open_regular, write_atomically
-from .lexicon_info import LexiconInfo
+from .lexicon_info import LexiconInfo, sha256_hex
 from .rules import Ruleset
 
 ARC_MASK = 0x3FFFFF
@@ -198,15 +198,13 @@ class Lexicon:
         """Write the KWG bytes, their sidecar (lexicon_info.py) and their bingo words
         (`NAME.kwg.anagrams`, for this lexicon's ruleset's rack size), each atomically: a
         reader never sees half a file. Returns what the sidecar says."""
-        import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
-
         path = Path(path)
         data = self.to_bytes()
         info = LexiconInfo(
             ruleset=self.rules.name,
             alphabet="".join(self.rules.alphabet),
             words=len(self),
-            sha256=hashlib.sha256(data).hexdigest(),
+            sha256=sha256_hex(data),
             source=source,
             licence=licence,
         )

@@ -99,6 +99,13 @@ class LexiconInfo:
             )
 
 
+def sha256_hex(data: bytes) -> str:
+    """The hex SHA-256 of `data` (a KWG's bytes)."""
+    import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     import hashlib  # here, not at the top: OpenSSL's load is a tenth of a CLI start
 

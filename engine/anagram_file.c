@@ -169,7 +169,8 @@ static size_t tables_size(uint32_t flags, int alphabet) {
 static size_t file_length(const AnagramHeader *h, const uint8_t *buf, size_t len, int alphabet, ShortHeader *sh) {
     size_t end = sized(h->word_keys, h->short_bits, h->slots, h->words, h->tiles);
     memset(sh, 0, sizeof *sh);
-    if (readable(h) && h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
+    /* the flag means the shorter words from version 5 on, whatever else a header holds */
+    if (h->version >= 5 && h->flags & ANAGRAM_SHORT_WORDS && !(end = short_section(buf, len, end, sh))) return 0;
     return end + tables_size(h->flags, alphabet);
 }
 
